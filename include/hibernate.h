@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libhibernate — save a running Linux system to disk through /dev/snapshot
+ * and bring it back.
+ *
+ * Contract for every function here, unless its comment says otherwise:
+ *   @return 0 (or a documented positive value) on success, -errno on failure.
+ *   Output parameters are named ret_* and written only on success.
+ *   Nothing here prints to stdout/stderr or exits: messages go through the
+ *   log callback (hib_set_log), and the caller owns the terminal.
+ *
+ * Sections: logging · targets · snapshot devices · options · the cycle ·
+ *           images on disk.
+ */
+#ifndef HIBERNATE_H
+#define HIBERNATE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================= */
+/* Logging                                                                 */
+/* ======================================================================= */
+
+enum hib_loglevel {
+	HIB_LOG_SILENT = 0,
+	HIB_LOG_ERR = 1,
+	HIB_LOG_WARN = 2,
+	HIB_LOG_PROGRESS = 3,
+	HIB_LOG_INFO = 4,
+	HIB_LOG_DEBUG = 5,
+};
+
+typedef void (*hib_log_fn)(enum hib_loglevel level, const char *msg, void *userdata);
+
+/* Where the library's messages go; NULL drops them. Not thread-safe to change
+ * while a cycle runs. */
+void hib_set_log(hib_log_fn fn, void *userdata);
+
+/* Progress of a long phase: done and total in bytes of the stream. */
+typedef void (*hib_progress_fn)(const char *phase, uint64_t done, uint64_t total, void *userdata);
+
+/* ======================================================================= */
+/* Targets: where the image lives                                          */
+/* ======================================================================= */
+
+enum hib_target_kind {
+	HIB_TARGET_SWAP_PARTITION = 1, /* a block device whose page 0 is a swap header */
+	HIB_TARGET_SWAPFILE = 2,       /* a swap header at offset_pages inside a block device */
+};
+
+/* What page 0 of the target says. */
+enum hib_sig_state {
+	HIB_SIG_SWAP = 1,      /* SWAPSPACE2: a usable swap area, no image */
+	HIB_SIG_IMAGE = 2,     /* our image signature (tail checksum valid) */
+	HIB_SIG_BROKEN = 3,    /* our signature but the tail does not check */
+	HIB_SIG_KERNEL = 4,    /* the kernel's own image (S1SUSPEND) or another tool's */
+	HIB_SIG_FOREIGN = 5,   /* not swap at all */
+};
+
+struct hib_target;
+
+/*
+ * Resolve a target specification and open it.
+ * @spec: "/dev/…", "UUID=…", "LABEL=…", "PARTUUID=…", "MAJ:MIN", or a path to
+ *        a regular file (host tests; treated like a partition).
+ * @offset_pages: page of the swap header inside the device (resume_offset=),
+ *        0 for a partition.
+ * @writable: open for writing (hibernate, invalidate, resume's invalidation).
+ * Returns -ENOENT when the spec names nothing, -ENODEV when it is not a block
+ * device or file, -EINVAL for a malformed spec, other -errno from open().
+ * Nothing is written.
+ */
+int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
+		    struct hib_target **ret);
+void hib_target_close(struct hib_target *t);
+void hib_target_closep(struct hib_target **t);
+
+const char *hib_target_path(const struct hib_target *t);
+dev_t hib_target_devnum(const struct hib_target *t);      /* 0 for a regular file */
+uint64_t hib_target_offset_pages(const struct hib_target *t);
+uint64_t hib_target_size(const struct hib_target *t);      /* bytes of the device/file */
+
+/* Read page 0 and say what it holds. */
+int hib_target_probe(struct hib_target *t, enum hib_sig_state *ret);
+const char *hib_sig_state_name(enum hib_sig_state s);
+
+/*
+ * Is this target an active swap area right now (/proc/swaps)?
+ * @proc_swaps: path, NULL for "/proc/swaps" (tests pass their own).
+ * Returns 1 active, 0 not, -errno when the table can't be read.
+ */
+int hib_target_swap_active(const struct hib_target *t, const char *proc_swaps);
+
+/*
+ * Pick the target when none is given: the kernel command line's resume= and
+ * resume_offset= (@cmdline: its text, NULL to read /proc/cmdline), else the
+ * only active swap partition (@proc_swaps, NULL for /proc/swaps).
+ * Writes a malloc'ed spec and the offset. -ENOENT: nothing found; -ENOTUNIQ:
+ * several swap areas and nothing says which.
+ */
+int hib_target_guess(const char *cmdline, const char *proc_swaps, char **ret_spec,
+		     uint64_t *ret_offset_pages);
+
+/* Parse resume= / resume_offset= / noresume from a kernel command line. */
+struct hib_cmdline {
+	char *resume;            /* malloc'ed or NULL */
+	uint64_t resume_offset;  /* pages; 0 if absent */
+	bool noresume;
+	bool hibernate_no;       /* hibernate=no or nohibernate */
+};
+int hib_cmdline_parse(const char *text, struct hib_cmdline *ret);
+void hib_cmdline_free(struct hib_cmdline *c);
+
+/* ======================================================================= */
+/* Snapshot devices                                                        */
+/* ======================================================================= */
+
+struct hib_snapshot;
+
+enum hib_snapshot_mode { HIB_SNAP_HIBERNATE, HIB_SNAP_RESUME };
+
+/* Open the kernel's /dev/snapshot (@path NULL for the default). -EPERM when
+ * hibernation is unavailable (nohibernate, lockdown, secretmem), -EBUSY when
+ * another program holds it, -ENOENT when the kernel lacks it. */
+int hib_snapshot_open_dev(const char *path, enum hib_snapshot_mode mode,
+			  struct hib_snapshot **ret);
+
+/*
+ * A fake snapshot device for tests: produces a deterministic, realistic
+ * stream (a header page, PFN metadata pages, data pages of mixed content:
+ * zeros, text, random, repeated patterns) of @stream_pages pages, hands out
+ * swap pages 1..@swap_pages-1 (every @frag_every-th page skipped, so extents
+ * are not trivially contiguous; 0 for contiguous), and in resume mode checks
+ * what it is given byte for byte against the same stream.
+ */
+struct hib_fake_params {
+	uint64_t seed;
+	uint64_t stream_pages;
+	uint64_t swap_pages;
+	uint32_t frag_every;
+	int64_t fail_read_at;    /* page index whose read() fails with -EIO; -1 never */
+	int64_t fail_write_at;   /* resume: page index whose write() fails; -1 never */
+};
+int hib_snapshot_fake_new(const struct hib_fake_params *p, enum hib_snapshot_mode mode,
+			  struct hib_snapshot **ret);
+/* After a fake resume: pages accepted, and whether they all matched. */
+void hib_snapshot_fake_result(const struct hib_snapshot *s, uint64_t *ret_pages_ok,
+			      bool *ret_complete, bool *ret_restored, bool *ret_frozen);
+/* Switch a fake from hibernate mode to resume mode, as a reboot would. */
+void hib_snapshot_fake_reset(struct hib_snapshot *s, enum hib_snapshot_mode mode);
+
+void hib_snapshot_close(struct hib_snapshot *s);
+void hib_snapshot_closep(struct hib_snapshot **s);
+
+/* ======================================================================= */
+/* Options of a cycle                                                      */
+/* ======================================================================= */
+
+enum hib_codec_choice { HIB_COMPRESS_NONE = 0, HIB_COMPRESS_LZ4 = 1, HIB_COMPRESS_ZSTD = 2 };
+
+enum hib_powerdown {
+	HIB_POWERDOWN_SHUTDOWN = 0, /* reboot(RB_POWER_OFF) */
+	HIB_POWERDOWN_PLATFORM,     /* ACPI S4 through the kernel */
+	HIB_POWERDOWN_REBOOT,
+	HIB_POWERDOWN_NONE,         /* return after writing (tests) */
+};
+
+struct hib_options {
+	enum hib_codec_choice codec;
+	int codec_level;           /* 0 = codec default */
+	unsigned threads;          /* workers; 0 = one per online CPU */
+	int64_t image_size;        /* PREF_IMAGE_SIZE bytes; -1 = kernel default */
+	enum hib_powerdown powerdown;
+	uint32_t block_bytes;      /* stream bytes per block; 0 = default (256 KiB) */
+	hib_progress_fn progress;
+	void *progress_userdata;
+};
+
+/* Defaults: lz4, one worker per CPU, kernel's image size, shutdown. */
+void hib_options_init(struct hib_options *o);
+int hib_codec_parse(const char *text, enum hib_codec_choice *ret_codec, int *ret_level);
+const char *hib_codec_name(unsigned codec);
+
+/* ======================================================================= */
+/* The cycle                                                               */
+/* ======================================================================= */
+
+struct hib_stats {
+	uint64_t stream_bytes;     /* what /dev/snapshot gave (or took) */
+	uint64_t stored_bytes;     /* bytes of the image on disk, all pages counted */
+	uint64_t extents;
+	uint32_t threads;
+	uint64_t snapshot_ms;      /* freeze + atomic copy */
+	uint64_t io_ms;            /* moving the stream to/from disk */
+	uint64_t pipeline_bytes;   /* memory the pipeline's buffers took */
+};
+
+enum hib_suspend_outcome {
+	HIB_SUSPEND_RESUMED = 1,     /* the image was restored and we run again */
+	HIB_SUSPEND_WRITTEN = 2,     /* powerdown NONE: image written, system still up */
+};
+
+/*
+ * Hibernate: verify the target holds a swap signature (refusing anything else
+ * before a single byte is written or a process frozen), freeze, make the
+ * atomic copy, write the image, write the signature last, power down.
+ * Returns HIB_SUSPEND_RESUMED in the resumed system, HIB_SUSPEND_WRITTEN
+ * with HIB_POWERDOWN_NONE, or -errno with the system thawed and the swap
+ * signature as it was. @ret_stats may be NULL.
+ */
+int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
+		struct hib_stats *ret_stats);
+
+enum hib_resume_outcome {
+	HIB_RESUME_NO_IMAGE = 0,     /* nothing to do; not a byte written */
+	HIB_RESUME_RESTORED = 1,     /* only the fake device returns this */
+};
+
+/*
+ * Resume: if the target holds a valid image, read and verify every block
+ * while feeding the kernel, invalidate the signature (restoring SWAPSPACE2),
+ * then ATOMIC_RESTORE — which does not return on the real device.
+ * HIB_RESUME_NO_IMAGE when there is none (nothing written). On any failure,
+ * the swap signature is restored and -errno returned: -EBADMSG corrupt,
+ * -EXDEV image of another kernel, -EPROTO other format version.
+ * @ret_stats may be NULL.
+ */
+int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
+	       struct hib_stats *ret_stats);
+
+/* ======================================================================= */
+/* Images on disk                                                          */
+/* ======================================================================= */
+
+struct hib_image_info {
+	enum hib_sig_state state;
+	uint64_t image_id;
+	uint64_t created_unix;
+	char kernel_release[65];
+	char kernel_version[129];
+	char machine[16];
+	uint64_t stream_bytes;
+	uint64_t stored_bytes;
+	uint32_t codec;
+	uint32_t nr_blocks;
+	uint32_t map_extents;
+	uint32_t threads;
+	uint64_t write_ms;
+	uint64_t snapshot_ms;
+	bool header_valid;         /* the header page was read and checks */
+};
+
+/* Describe what the target holds (reads only). */
+int hib_image_info(struct hib_target *t, struct hib_image_info *ret);
+
+/*
+ * Make the target a plain swap area again: if it holds our signature, put
+ * back the bytes the tail replaced (from the header when it checks, else a
+ * zeroed tail with SWAPSPACE2) and sync. Returns 1 if something was
+ * invalidated, 0 if there was nothing to do, -errno on failure.
+ */
+int hib_image_invalidate(struct hib_target *t);
+
+/* Library version, "MAJOR.MINOR.PATCH". */
+const char *hib_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

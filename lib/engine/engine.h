@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What suspend.c and resume.c share. */
+#ifndef HIB_ENGINE_H
+#define HIB_ENGINE_H
+
+#include "codec.h"
+#include "extmap.h"
+#include "format.h"
+#include "pipeline.h"
+#include "snapshot.h"
+#include "target.h"
+#include "util.h"
+
+#define HIB_DEFAULT_BLOCK_BYTES (256u * 1024u)
+
+/* Worker contexts and the pipeline, all allocated before anything is frozen. */
+struct engine_pipe {
+	struct hib_pipeline *pipe;
+	struct hib_codec_ctx **ctx;
+	unsigned workers;
+	uint32_t block_bytes;
+};
+
+int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
+		    hib_work_fn work,
+		    size_t in_bytes, size_t out_bytes, struct engine_pipe *ret);
+void engine_pipe_free(struct engine_pipe *ep);
+
+/* Write @pages pages of @buf to logical pages [@lp, …) of @map. */
+int engine_write_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
+			 const void *buf, uint64_t pages);
+int engine_read_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
+			void *buf, uint64_t pages);
+
+/* Read the tail, header and map of an image. All checks done; -EBADMSG & co otherwise. */
+struct engine_image {
+	struct hib_sig_tail tail;
+	struct hib_header *hdr;      /* one page, hib_alloc_pages */
+	struct hib_extmap map;
+};
+int engine_image_load(struct hib_target *t, struct engine_image *ret);
+void engine_image_free(struct engine_image *img);
+
+#endif

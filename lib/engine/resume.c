@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Resume: the initramfs side.
+ *
+ *   signature? no → return, nothing touched.
+ *   tail, header, map → checked; kernel identity → must match.
+ *   reader thread (blocks off the disk) → workers (checksum, decode,
+ *   checksum) → this thread feeds /dev/snapshot in order.
+ *   whole-stream checksum → invalidate the signature → FREEZE →
+ *   ATOMIC_RESTORE (does not return).
+ *
+ * Any failure before ATOMIC_RESTORE: the image is discarded (SWAPSPACE2 put
+ * back) and the boot goes on. The booting system will mount and change the
+ * filesystems the image remembers, so a kept image could only do harm later.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <xxhash.h>
+
+#include "engine.h"
+
+struct resume_ctx {
+	struct hib_target *t;
+	struct engine_image img;
+	struct engine_pipe ep;
+	int reader_err;
+};
+
+static int decode_work(struct hib_job *job, void *worker_ctx)
+{
+	const struct hib_block_hdr *h = job->in;
+	int r = codec_decode(worker_ctx, job->in, job->out);
+
+	if (r < 0)
+		return r;
+	job->out_len = h->raw_bytes;
+	return 0;
+}
+
+static void *reader_main(void *arg)
+{
+	struct resume_ctx *rc = arg;
+	const struct hib_header *hdr = rc->img.hdr;
+	struct hib_pipeline *p = rc->ep.pipe;
+	uint64_t lp = 0, stream_off = 0;
+
+	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
+		struct hib_job *job = pipeline_next_free(p);
+		struct hib_block_hdr *b;
+		uint64_t pages = 0;
+		int r;
+
+		if (!job)
+			return NULL;
+		b = job->in;
+		r = engine_read_logical(rc->t, &rc->img.map, lp, job->in, 1);
+		if (r == 0)
+			r = hib_block_hdr_check(b, i, hdr->block_raw_bytes);
+		if (r == 0 && b->stream_offset != stream_off)
+			r = -EBADMSG;
+		if (r == 0) {
+			pages = hib_block_pages(b->stored_bytes);
+			if (lp + pages > rc->img.map.pages)
+				r = -EBADMSG;
+			else if (pages > 1)
+				r = engine_read_logical(rc->t, &rc->img.map, lp + 1,
+							(uint8_t *)job->in + HIB_PAGE_SIZE,
+							pages - 1);
+		}
+		if (r < 0) {
+			if (r == -EBADMSG)
+				log_err(r, "%s: block %u: header corrupt (logical page %llu)",
+					rc->t->path, i, (unsigned long long)lp);
+			else
+				log_err(r, "%s: block %u: read failed: %m", rc->t->path, i);
+			job->err = r;
+			pipeline_submit(p, job);
+			return NULL;
+		}
+		job->in_len = pages * HIB_PAGE_SIZE;
+		job->user = stream_off;
+		lp += pages;
+		stream_off += b->raw_bytes;
+		pipeline_submit(p, job);
+	}
+	return NULL;
+}
+
+/* Feed the decoded stream to the snapshot device, in order. */
+static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
+			 const struct hib_options *o)
+{
+	const struct hib_header *hdr = rc->img.hdr;
+	struct hib_pipeline *p = rc->ep.pipe;
+	XXH3_state_t st;
+	uint64_t fed = 0, last = 0;
+	int r = 0;
+
+	XXH3_64bits_reset_withSeed(&st, hdr->image_id);
+	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
+		struct hib_job *job = pipeline_next_done(p);
+		const uint8_t *buf;
+
+		if (!job)
+			return -ECANCELED;
+		if (job->err) {
+			r = job->err;
+			if (r == -EBADMSG)
+				log_err(r, "%s: block %u (stream bytes %llu..) failed its checksum",
+					rc->t->path, i, (unsigned long long)job->user);
+			return r;
+		}
+		if (job->user != fed || fed + job->out_len > hdr->stream_bytes) {
+			log_err(-EBADMSG, "%s: block %u does not continue the stream", rc->t->path, i);
+			return -EBADMSG;
+		}
+		buf = job->out;
+		XXH3_64bits_update(&st, buf, job->out_len);
+		for (size_t k = 0; k < job->out_len; k += HIB_PAGE_SIZE) {
+			ssize_t n = snap->ops->write_page(snap, buf + k);
+			if (n < 0)
+				return log_err((int)n, "the kernel refused image page %llu: %m",
+					       (unsigned long long)((fed + k) / HIB_PAGE_SIZE));
+			if (n != HIB_PAGE_SIZE)
+				return log_err(-EIO,
+					       "the kernel took the whole image at page %llu of "
+					       "%llu: the image does not fit this kernel",
+					       (unsigned long long)((fed + k) / HIB_PAGE_SIZE),
+					       (unsigned long long)(hdr->stream_bytes / HIB_PAGE_SIZE));
+		}
+		fed += job->out_len;
+		pipeline_release(p, job);
+		if (o && o->progress && (hib_now_ms() - last > 200 || fed == hdr->stream_bytes)) {
+			last = hib_now_ms();
+			o->progress("load", fed, hdr->stream_bytes, o->progress_userdata);
+		}
+	}
+	if (fed != hdr->stream_bytes)
+		return log_err(-EBADMSG, "%s: the blocks hold %llu bytes, the header says %llu",
+			       rc->t->path, (unsigned long long)fed,
+			       (unsigned long long)hdr->stream_bytes);
+	if (XXH3_64bits_digest(&st) != hdr->stream_xxh3)
+		return log_err(-EBADMSG, "%s: the checksum of the whole image does not match",
+			       rc->t->path);
+	return 0;
+}
+
+static int check_kernel(const struct hib_target *t, const struct hib_header *h)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		return -errno;
+	if (strcmp(u.release, h->kernel_release) || strcmp(u.version, h->kernel_version) ||
+	    strcmp(u.machine, h->machine))
+		return log_err(-EXDEV,
+			       "%s: the image was written by kernel %s (%s), this is %s (%s); "
+			       "boot the kernel that wrote it to resume",
+			       t->path, h->kernel_release, h->kernel_version, u.release, u.version);
+	return 0;
+}
+
+int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
+	       struct hib_stats *ret_stats)
+{
+	struct resume_ctx rc = { .t = t };
+	struct hib_options defaults;
+	pthread_t reader;
+	bool invalidated = false;
+	uint64_t t0 = hib_now_ms();
+	int r;
+
+	if (!o) {
+		hib_options_init(&defaults);
+		o = &defaults;
+	}
+	r = engine_image_load(t, &rc.img);
+	if (r == -ENOENT)
+		return HIB_RESUME_NO_IMAGE;
+	if (r < 0)
+		goto discard;
+	if (!t->writable) {
+		r = -EBADF;
+		goto out;
+	}
+	log_info("%s: image of %llu MiB (%llu MiB on disk) written by %s",
+		 t->path, (unsigned long long)(rc.img.hdr->stream_bytes >> 20),
+		 (unsigned long long)(rc.img.hdr->stat_stored_bytes >> 20),
+		 rc.img.hdr->kernel_release);
+	if (!snap) {
+		r = -ENODEV;
+		goto discard;
+	}
+	if (!snap->is_fake) {
+		r = check_kernel(t, rc.img.hdr);
+		if (r < 0)
+			goto discard;
+	}
+
+	r = engine_pipe_new(o, rc.img.hdr->block_raw_bytes, rc.img.hdr->image_id, decode_work,
+			    codec_record_bound(rc.img.hdr->block_raw_bytes),
+			    rc.img.hdr->block_raw_bytes, &rc.ep);
+	if (r < 0) {
+		log_err(r, "allocating the pipeline's buffers failed: %m");
+		goto discard;
+	}
+	r = pipeline_start(rc.ep.pipe);
+	if (r < 0)
+		goto discard;
+	r = -pthread_create(&reader, NULL, reader_main, &rc);
+	if (r < 0) {
+		pipeline_stop(rc.ep.pipe);
+		goto discard;
+	}
+	r = feed_snapshot(&rc, snap, o);
+	pipeline_abort(rc.ep.pipe);
+	pthread_join(reader, NULL);
+	pipeline_stop(rc.ep.pipe);
+	if (r < 0)
+		goto discard;
+
+	/* One more write: the kernel finishes its last page (and, since 6.5, the
+	 * zero pages left out of the stream) and must say it has the whole image. */
+	{
+		_cleanup_(freep) uint8_t *zero = hib_alloc_pages(HIB_PAGE_SIZE);
+		ssize_t n;
+
+		if (!zero) {
+			r = -ENOMEM;
+			goto discard;
+		}
+		n = snap->ops->write_page(snap, zero);
+		if (n != 0) {
+			r = n < 0 ? (int)n : -EBADMSG;
+			log_err(r, "the kernel expected more of the image than it holds: %m");
+			goto discard;
+		}
+	}
+
+	/* Never resume the same image twice: invalidate before restoring. */
+	r = hib_sig_restore(t, rc.img.hdr->orig_tail);
+	if (r < 0) {
+		log_err(r, "%s: unable to invalidate the image before restoring it: %m; "
+			   "not restoring", t->path);
+		goto out;
+	}
+	invalidated = true;
+	if (ret_stats) {
+		memset(ret_stats, 0, sizeof(*ret_stats));
+		ret_stats->stream_bytes = rc.img.hdr->stream_bytes;
+		ret_stats->stored_bytes = rc.img.hdr->stat_stored_bytes;
+		ret_stats->extents = rc.img.map.n;
+		ret_stats->threads = rc.ep.workers;
+		ret_stats->io_ms = hib_now_ms() - t0;
+		ret_stats->pipeline_bytes = pipeline_memory(rc.ep.pipe);
+	}
+	log_info("image loaded and verified in %llu ms; restoring",
+		 (unsigned long long)(hib_now_ms() - t0));
+
+	r = snap->ops->freeze(snap);
+	if (r < 0) {
+		log_err(r, "freezing processes before the restore failed: %m");
+		goto out;
+	}
+	if (rc.img.hdr->flags & HIB_HFLAG_PLATFORM)
+		snap->ops->platform_support(snap, 1);
+	r = snap->ops->atomic_restore(snap);
+	/* Only the fake comes back with 0. */
+	if (r == 0 && snap->is_fake) {
+		r = HIB_RESUME_RESTORED;
+		goto out;
+	}
+	log_err(r ? r : -EIO, "the kernel could not restore the image: %m");
+	snap->ops->unfreeze(snap);
+	if (r == 0)
+		r = -EIO;
+	goto out;
+
+discard:
+	if (!invalidated && t->writable) {
+		int k = hib_sig_restore(t, rc.img.hdr ? rc.img.hdr->orig_tail : NULL);
+		if (k < 0)
+			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
+				t->path, t->path);
+		else
+			log_warn("%s: image discarded, the swap area is usable again", t->path);
+	}
+out:
+	engine_pipe_free(&rc.ep);
+	engine_image_free(&rc.img);
+	return r;
+}

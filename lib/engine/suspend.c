@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Hibernate: the cycle, phase by phase.
+ *
+ *   check target → allocate everything → mlockall → FREEZE → CREATE_IMAGE
+ *   → [resumed? thaw and return] → stream: reader (this thread) → codec
+ *   workers → writer thread (allocates swap pages, writes blocks) → map →
+ *   header → sync → signature → sync → power down.
+ *
+ * On any failure after the freeze: the signature is put back if it was
+ * written, swap pages and the image are freed, processes thaw.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "engine.h"
+
+struct suspend_ctx {
+	struct hib_target *t;
+	struct hib_snapshot *snap;
+	const struct hib_options *o;
+	struct engine_pipe ep;
+	struct hib_extmap map;
+	uint64_t image_id;
+	uint64_t stream_bytes;
+	uint64_t stored_pages;
+	uint32_t nr_blocks;
+	int writer_err;
+	uint64_t written_stream;   /* progress, stream bytes already on disk */
+	uint64_t last_progress_ms;
+};
+
+static int alloc_page(struct hib_snapshot *snap, uint64_t *off)
+{
+	for (int tries = 0;; tries++) {
+		int r = snap->ops->alloc_swap_page(snap, off);
+		/* /dev/snapshot's ioctls only trylock the mutex our reader holds in read(). */
+		if (r != -EBUSY || tries > 100000)
+			return r;
+		sched_yield();
+	}
+}
+
+static int encode_work(struct hib_job *job, void *worker_ctx)
+{
+	struct hib_block_hdr *h = job->out;
+	int r;
+
+	if (job->in_len == 0) { /* end of stream */
+		job->out_len = 0;
+		return 0;
+	}
+	r = codec_encode(worker_ctx, job->in, (uint32_t)job->in_len, job->out);
+	if (r < 0)
+		return r;
+	h->index = (uint32_t)job->seq;
+	h->stream_offset = job->user;
+	codec_seal(worker_ctx, job->out);
+	job->out_len = hib_block_pages(h->stored_bytes) * HIB_PAGE_SIZE;
+	return 0;
+}
+
+static void report(struct suspend_ctx *sc, bool force)
+{
+	uint64_t now = hib_now_ms();
+
+	if (!sc->o->progress)
+		return;
+	if (!force && now - sc->last_progress_ms < 200)
+		return;
+	sc->last_progress_ms = now;
+	sc->o->progress("write", sc->written_stream, sc->stream_bytes, sc->o->progress_userdata);
+}
+
+static void *writer_main(void *arg)
+{
+	struct suspend_ctx *sc = arg;
+	struct hib_pipeline *p = sc->ep.pipe;
+	int r = 0;
+
+	for (;;) {
+		struct hib_job *job = pipeline_next_done(p);
+		uint64_t pages, lp;
+
+		if (!job)
+			break; /* aborted by the reader */
+		if (job->err) {
+			r = job->err;
+			log_err(r, "compressing block %llu failed: %m", (unsigned long long)job->seq);
+			break;
+		}
+		if (job->out_len == 0) {
+			pipeline_release(p, job);
+			break;
+		}
+		pages = job->out_len / HIB_PAGE_SIZE;
+		lp = sc->map.pages;
+		for (uint64_t i = 0; i < pages; i++) {
+			uint64_t off;
+			r = alloc_page(sc->snap, &off);
+			if (r == -ENOSPC) {
+				log_err(r, "%s: not enough swap space: %llu MiB written of a %llu MiB "
+					   "stream, the area is full (%llu MiB)",
+					sc->t->path,
+					(unsigned long long)(sc->map.pages * HIB_PAGE_SIZE >> 20),
+					(unsigned long long)(sc->stream_bytes >> 20),
+					(unsigned long long)(sc->t->size >> 20));
+				goto out;
+			}
+			if (r < 0) {
+				log_err(r, "allocating a swap page failed: %m");
+				goto out;
+			}
+			r = extmap_add(&sc->map, off, 1);
+			if (r < 0)
+				goto out;
+		}
+		r = extmap_index(&sc->map);
+		if (r < 0)
+			goto out;
+		r = engine_write_logical(sc->t, &sc->map, lp, job->out, pages);
+		if (r < 0) {
+			log_err(r, "%s: writing block %llu failed: %m", sc->t->path,
+				(unsigned long long)job->seq);
+			goto out;
+		}
+		sc->stored_pages += pages;
+		sc->nr_blocks++;
+		sc->written_stream = job->user + job->in_len;
+		report(sc, false);
+		pipeline_release(p, job);
+	}
+out:
+	if (r < 0) {
+		sc->writer_err = r;
+		pipeline_abort(p);
+	}
+	return NULL;
+}
+
+/* Read the whole stream into the pipeline. Returns its XXH3. */
+static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
+{
+	struct hib_pipeline *p = sc->ep.pipe;
+	XXH3_state_t st;
+	uint64_t off = 0;
+	bool end = false;
+
+	XXH3_64bits_reset_withSeed(&st, sc->image_id);
+	while (!end) {
+		struct hib_job *job = pipeline_next_free(p);
+		uint8_t *buf;
+
+		if (!job)
+			return sc->writer_err ? sc->writer_err : -ECANCELED;
+		buf = job->in;
+		job->in_len = 0;
+		while (job->in_len < sc->ep.block_bytes) {
+			ssize_t n = sc->snap->ops->read_page(sc->snap, buf + job->in_len);
+			if (n < 0) {
+				log_err((int)n, "reading the snapshot at byte %llu failed: %m",
+					(unsigned long long)(off + job->in_len));
+				return (int)n;
+			}
+			if (n == 0) {
+				end = true;
+				break;
+			}
+			job->in_len += (size_t)n;
+		}
+		XXH3_64bits_update(&st, buf, job->in_len);
+		job->user = off;
+		off += job->in_len;
+		pipeline_submit(p, job);
+		if (end && job->in_len > 0) {
+			/* Still owe the writer its end marker. */
+			job = pipeline_next_free(p);
+			if (!job)
+				return sc->writer_err ? sc->writer_err : -ECANCELED;
+			job->in_len = 0;
+			pipeline_submit(p, job);
+		}
+	}
+	if (off != sc->stream_bytes) {
+		log_err(-EIO, "the snapshot gave %llu bytes, the kernel announced %llu",
+			(unsigned long long)off, (unsigned long long)sc->stream_bytes);
+		return -EIO;
+	}
+	*ret_xxh3 = XXH3_64bits_digest(&st);
+	return 0;
+}
+
+/* Map pages, chained; each allocated from the swap area like the data. */
+static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_pages)
+{
+	uint32_t n = extmap_pages_needed(&sc->map);
+	_cleanup_(freep) uint64_t *offs = calloc(n ? n : 1, sizeof(*offs));
+	_cleanup_(freep) struct hib_map_page *mp = hib_alloc_pages(HIB_PAGE_SIZE);
+	int r;
+
+	if (!offs || !mp)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		r = alloc_page(sc->snap, &offs[i]);
+		if (r < 0)
+			return log_err(r, "%s: no swap page left for the extent map: %m",
+				       sc->t->path);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		size_t first = (size_t)i * HIB_MAP_ENTRIES;
+		size_t cnt = MIN(HIB_MAP_ENTRIES, sc->map.n - first);
+
+		memset(mp, 0, HIB_PAGE_SIZE);
+		memcpy(mp->magic, HIB_MAP_MAGIC, 4);
+		mp->index = i;
+		mp->count = (uint32_t)cnt;
+		mp->next_offset = i + 1 < n ? offs[i + 1] : 0;
+		memcpy(mp->ext, &sc->map.ext[first], cnt * sizeof(struct hib_extent));
+		hib_map_page_seal(mp, sc->image_id);
+		r = hib_target_write(sc->t, offs[i], mp, HIB_PAGE_SIZE);
+		if (r < 0)
+			return log_err(r, "%s: writing the extent map failed: %m", sc->t->path);
+	}
+	*ret_first = offs[0];
+	*ret_pages = n;
+	return 0;
+}
+
+static void fill_identity(struct hib_header *h)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		return;
+	snprintf(h->kernel_release, sizeof(h->kernel_release), "%s", u.release);
+	snprintf(h->kernel_version, sizeof(h->kernel_version), "%s", u.version);
+	snprintf(h->machine, sizeof(h->machine), "%.15s", u.machine);
+}
+
+/* After the snapshot: move the stream to disk and seal it with the signature. */
+static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct hib_header *h,
+		       bool *ret_sig_written)
+{
+	pthread_t writer;
+	pthread_attr_t attr;
+	struct hib_sig_tail tail;
+	uint64_t stream_xxh3 = 0, hdr_off, t0 = hib_now_ms();
+	int r;
+
+	r = pipeline_start(sc->ep.pipe);
+	if (r < 0)
+		return log_err(r, "starting %u codec threads failed: %m", sc->ep.workers);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	r = -pthread_create(&writer, &attr, writer_main, sc);
+	pthread_attr_destroy(&attr);
+	if (r < 0) {
+		pipeline_stop(sc->ep.pipe);
+		return log_err(r, "starting the writer thread failed: %m");
+	}
+	r = produce_stream(sc, &stream_xxh3);
+	if (r < 0)
+		pipeline_abort(sc->ep.pipe);
+	pthread_join(writer, NULL);
+	pipeline_stop(sc->ep.pipe);
+	if (r == 0 && sc->writer_err)
+		r = sc->writer_err;
+	if (r < 0)
+		return r;
+	report(sc, true);
+
+	h->stream_bytes = sc->stream_bytes;
+	h->stream_xxh3 = stream_xxh3;
+	h->nr_blocks = sc->nr_blocks;
+	h->data_pages = sc->map.pages;
+	h->map_extents = (uint32_t)sc->map.n;
+	h->stat_stored_bytes = sc->stored_pages * HIB_PAGE_SIZE;
+	h->stat_threads = sc->ep.workers;
+	r = write_map(sc, &h->map_offset, &h->map_pages);
+	if (r < 0)
+		return r;
+	r = alloc_page(sc->snap, &hdr_off);
+	if (r < 0)
+		return log_err(r, "%s: no swap page left for the image header: %m", sc->t->path);
+	h->stat_write_ms = hib_now_ms() - t0;
+	hib_header_seal(h);
+	r = hib_target_write(sc->t, hdr_off, h, HIB_PAGE_SIZE);
+	if (r < 0)
+		return log_err(r, "%s: writing the image header failed: %m", sc->t->path);
+	/* Everything must be on the disk before the signature says it is there. */
+	r = hib_target_sync(sc->t);
+	if (r < 0)
+		return log_err(r, "%s: flushing the image to disk failed: %m", sc->t->path);
+
+	memset(&tail, 0, sizeof(tail));
+	memcpy(tail.magic, HIB_TAIL_MAGIC, 16);
+	tail.version = HIB_FORMAT_VERSION;
+	tail.page_size = HIB_PAGE_SIZE;
+	tail.header_offset = hdr_off;
+	tail.image_id = sc->image_id;
+	tail.header_xxh3 = hib_header_xxh3(h);
+	tail.created_unix = h->created_unix;
+	memcpy(tail.orig_sig, orig_page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_SIG_LEN);
+	memcpy(tail.sig, HIB_IMAGE_SIG, HIB_SIG_LEN);
+	hib_tail_seal(&tail);
+	*ret_sig_written = true; /* from here on a failure must put SWAPSPACE2 back */
+	r = hib_sig_write_image(sc->t, orig_page, &tail);
+	if (r < 0)
+		return log_err(r, "%s: unable to write the signature page: %m", sc->t->path);
+	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms",
+		 (unsigned long long)(sc->stream_bytes >> 20),
+		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
+		 (unsigned long long)h->stat_write_ms);
+	return 0;
+}
+
+static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t *page)
+{
+	enum hib_sig_state st;
+	int r;
+
+	if (!t->writable)
+		return -EBADF;
+	r = hib_sig_read(t, page, &st);
+	if (r < 0)
+		return log_err(r, "%s: unable to read the swap header: %m", t->path);
+	switch (st) {
+	case HIB_SIG_SWAP:
+		break;
+	case HIB_SIG_IMAGE:
+	case HIB_SIG_BROKEN:
+		return log_err(-EEXIST,
+			       "%s already holds a hibernation image; resume it, or discard it "
+			       "with: hibernate invalidate --device %s",
+			       t->path, t->path);
+	default:
+		return log_err(-EMEDIUMTYPE,
+			       "%s is not a swap area (%s); refusing to write to it. Make it one "
+			       "with mkswap, or name the right device with --device",
+			       t->path, hib_sig_state_name(st));
+	}
+	if (!snap->is_fake) {
+		r = hib_target_swap_active(t, NULL);
+		if (r == 0)
+			return log_err(-ENXIO,
+				       "%s is not an active swap area; the kernel hands out image "
+				       "pages only from active swap: swapon %s",
+				       t->path, t->path);
+	}
+	return 0;
+}
+
+int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
+		struct hib_stats *ret_stats)
+{
+	struct suspend_ctx sc = { .t = t, .snap = snap, .o = o };
+	_cleanup_(freep) uint8_t *orig_page = hib_alloc_pages(HIB_PAGE_SIZE);
+	_cleanup_(freep) struct hib_header *h = hib_alloc_pages(HIB_PAGE_SIZE);
+	uint32_t block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES;
+	bool frozen = false, image = false, sig_written = false;
+	int in_suspend = 0, r;
+	uint64_t t0;
+
+	if (!orig_page || !h)
+		return -ENOMEM;
+	if (block_bytes % HIB_PAGE_SIZE || block_bytes > (16u << 20))
+		return -EINVAL;
+	r = check_target(t, snap, orig_page);
+	if (r < 0)
+		return r;
+
+	r = snap->ops->set_swap_area(snap, t->dev, t->offset_pages);
+	if (r < 0)
+		return log_err(r, "%s: the kernel refused it as the image's swap area: %m", t->path);
+
+	/* Everything the cycle needs is allocated now: nothing may need swap once frozen. */
+	sc.image_id = hib_random_u64();
+	r = engine_pipe_new(o, block_bytes, sc.image_id, encode_work, block_bytes,
+			    codec_record_bound(block_bytes), &sc.ep);
+	if (r < 0)
+		return log_err(r, "allocating the pipeline's buffers failed: %m");
+	log_debug("pipeline: %u worker threads, %zu KiB of buffers", sc.ep.workers,
+		  pipeline_memory(sc.ep.pipe) >> 10);
+
+	memset(h, 0, HIB_PAGE_SIZE);
+	memcpy(h->magic, HIB_HEADER_MAGIC, 16);
+	h->version = HIB_FORMAT_VERSION;
+	h->codec = (uint32_t)o->codec;
+	h->codec_level = o->codec_level;
+	h->block_raw_bytes = block_bytes;
+	h->created_unix = (uint64_t)time(NULL);
+	fill_identity(h);
+	memcpy(h->orig_tail, orig_page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE, HIB_SIG_TAIL_SIZE);
+	h->image_id = sc.image_id;
+
+	if (!snap->is_fake && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+		log_warn("mlockall failed (%s): pages of this program may be swapped", strerror(errno));
+
+	t0 = hib_now_ms();
+	r = snap->ops->freeze(snap);
+	if (r < 0) {
+		log_err(r, "freezing processes failed: %m");
+		goto out;
+	}
+	frozen = true;
+	if (o->powerdown == HIB_POWERDOWN_PLATFORM) {
+		r = snap->ops->platform_support(snap, 1);
+		if (r < 0)
+			log_warn("platform (ACPI S4) support refused: %s", strerror(-r));
+		else
+			h->flags |= HIB_HFLAG_PLATFORM;
+	}
+	if (o->image_size >= 0) {
+		r = snap->ops->pref_image_size(snap, (uint64_t)o->image_size);
+		if (r < 0) {
+			log_err(r, "setting the preferred image size failed: %m");
+			goto out;
+		}
+	}
+	r = snap->ops->create_image(snap, &in_suspend);
+	if (r < 0) {
+		log_err(r, "the kernel could not make the snapshot: %m%s",
+			r == -ENOMEM ? " (not enough free memory for the copy; try a smaller "
+				       "--image-size)"
+				     : "");
+		goto out;
+	}
+	image = true;
+	if (!in_suspend) {
+		/* We are the restored system. The resume side has invalidated the image. */
+		snap->ops->free_image(snap);
+		snap->ops->unfreeze(snap);
+		engine_pipe_free(&sc.ep);
+		munlockall();
+		if (ret_stats)
+			memset(ret_stats, 0, sizeof(*ret_stats));
+		return HIB_SUSPEND_RESUMED;
+	}
+	h->stat_snapshot_ms = hib_now_ms() - t0;
+
+	r = snap->ops->get_image_size(snap, &sc.stream_bytes);
+	if (r < 0) {
+		log_err(r, "the kernel did not give the image size: %m");
+		goto out;
+	}
+	log_info("snapshot: %llu MiB in %llu ms", (unsigned long long)(sc.stream_bytes >> 20),
+		 (unsigned long long)h->stat_snapshot_ms);
+
+	r = write_image(&sc, orig_page, h, &sig_written);
+	if (r < 0)
+		goto out;
+
+	if (ret_stats) {
+		ret_stats->stream_bytes = sc.stream_bytes;
+		ret_stats->stored_bytes = (sc.stored_pages + h->map_pages + 1) * HIB_PAGE_SIZE;
+		ret_stats->extents = sc.map.n;
+		ret_stats->threads = sc.ep.workers;
+		ret_stats->snapshot_ms = h->stat_snapshot_ms;
+		ret_stats->io_ms = h->stat_write_ms;
+		ret_stats->pipeline_bytes = pipeline_memory(sc.ep.pipe);
+	}
+	if (o->powerdown == HIB_POWERDOWN_NONE) {
+		r = HIB_SUSPEND_WRITTEN;
+		sig_written = false; /* the image stays: the caller asked for exactly that */
+		goto out;
+	}
+	r = snap->ops->power_off(snap, o->powerdown);
+	/* Still here: the machine did not power down. */
+	if (r == 0 && snap->is_fake) {
+		r = HIB_SUSPEND_WRITTEN;
+		sig_written = false;
+		goto out;
+	}
+	log_err(r ? r : -EIO, "powering off failed: %m");
+	if (r == 0)
+		r = -EIO;
+out:
+	if (sig_written) {
+		int k = hib_sig_restore(t, h->orig_tail);
+		if (k < 0)
+			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
+				t->path, t->path);
+	}
+	if (r < 0 || r == HIB_SUSPEND_WRITTEN) {
+		if (r < 0)
+			snap->ops->free_swap_pages(snap);
+		if (image)
+			snap->ops->free_image(snap);
+		if (frozen)
+			snap->ops->unfreeze(snap);
+	}
+	if (!snap->is_fake)
+		munlockall();
+	engine_pipe_free(&sc.ep);
+	extmap_free(&sc.map);
+	return r;
+}

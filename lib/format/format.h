@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The on-disk layout of a hibernation image, in one place.
+ *
+ * Every field is fixed-width and little-endian; every struct has explicit
+ * padding and its size asserted. Nothing else in the project may define a
+ * byte that lands on disk.
+ *
+ * Layout inside the target (swap partition, swapfile or plain file), in
+ * pages of HIB_PAGE_SIZE bytes counted from the target's first page:
+ *
+ *   page 0       signature page: the swap header, with its last
+ *                HIB_SIG_TAIL_SIZE bytes replaced by struct hib_sig_tail.
+ *                Bytes before the tail (boot bits, swap version, uuid, label)
+ *                are left as they are, so blkid still names the area.
+ *   anywhere     data blocks, the extent map and the header page, in pages
+ *                handed out by the target's allocator (ALLOC_SWAP_PAGE for
+ *                swap). Their device byte offsets are what the map records.
+ *
+ * The image is a "logical" byte stream, laid page by page over the extents
+ * of the map, in order. It is a sequence of blocks; each block starts on a
+ * page boundary with a struct hib_block_hdr followed by its payload, and is
+ * padded with zeros to the next page. Blocks decode independently, so reading
+ * and decoding run in parallel.
+ *
+ * Write order (why it is safe): blocks, map, header, sync, THEN the signature
+ * tail, sync. A power cut before the tail leaves a swap area whose page 0
+ * still says SWAPSPACE2: nothing to resume, nothing lost. The resume side
+ * rewrites the tail back to SWAPSPACE2 (and syncs) before it hands the image
+ * to the kernel, so one image can never be resumed twice.
+ */
+#ifndef HIB_FORMAT_H
+#define HIB_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HIB_PAGE_SIZE 4096u
+
+/* ---- signature page --------------------------------------------------- */
+
+/*
+ * The last 10 bytes of a swap area's first page name what it holds.
+ * "SWAPSPACE2" is a usable swap area. Ours is "S2SUSPEND": util-linux swapon
+ * and blkid know it as suspend data (TYPE="swsuspend"; swapon rewrites
+ * SWAPSPACE2 before use, so a normal boot can never swap over our image and
+ * then resume it), and the kernel's own resume only acts on "S1SUSPEND", so
+ * it never tries to read our format.
+ */
+#define HIB_SWAP_SIG      "SWAPSPACE2"
+#define HIB_IMAGE_SIG     "S2SUSPEND\0"
+#define HIB_SIG_LEN       10u
+
+#define HIB_TAIL_MAGIC    "HIBERNATE-TAIL01"   /* 16 bytes, no NUL */
+#define HIB_FORMAT_VERSION 1u
+#define HIB_SIG_TAIL_SIZE 256u
+
+/* Placed at byte HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE of page 0. */
+struct hib_sig_tail {
+	uint8_t  magic[16];        /* HIB_TAIL_MAGIC */
+	uint32_t version;          /* HIB_FORMAT_VERSION */
+	uint32_t page_size;        /* HIB_PAGE_SIZE */
+	uint64_t header_offset;    /* byte offset of the header page, from the start of the device */
+	uint64_t image_id;         /* random per image; seeds every checksum of this image */
+	uint64_t header_xxh3;      /* XXH3-64 of the header page, seeded with image_id */
+	uint64_t created_unix;     /* seconds since the epoch, when the image was written */
+	uint64_t tail_xxh3;        /* XXH3-64 of this struct with this field zero (seed 0) */
+	uint8_t  reserved[172];    /* zero */
+	uint8_t  orig_sig[HIB_SIG_LEN]; /* the swap signature we replaced ("SWAPSPACE2") */
+	uint8_t  sig[HIB_SIG_LEN];      /* HIB_IMAGE_SIG */
+};
+_Static_assert(sizeof(struct hib_sig_tail) == HIB_SIG_TAIL_SIZE, "signature tail size");
+_Static_assert(offsetof(struct hib_sig_tail, sig) == HIB_SIG_TAIL_SIZE - HIB_SIG_LEN,
+	       "signature must end the page");
+
+/* ---- header page ------------------------------------------------------ */
+
+#define HIB_HEADER_MAGIC "HIBERNATE-HEAD01" /* 16 bytes, no NUL */
+
+enum hib_codec {
+	HIB_CODEC_NONE = 0,
+	HIB_CODEC_LZ4 = 1,
+	HIB_CODEC_ZSTD = 2,
+	HIB_CODEC_MAX
+};
+
+/* Header flags. */
+#define HIB_HFLAG_PLATFORM (1u << 0) /* written with platform (ACPI S4) support */
+
+struct hib_header {
+	uint8_t  magic[16];        /* HIB_HEADER_MAGIC */
+	uint32_t version;          /* HIB_FORMAT_VERSION */
+	uint32_t flags;            /* HIB_HFLAG_* */
+	uint64_t image_id;         /* same as the tail's */
+	uint64_t created_unix;
+
+	/* The kernel that wrote the image: restoring it into another one crashes. */
+	char     kernel_release[65];   /* uname -r, NUL-padded */
+	char     kernel_version[129];  /* uname -v (build number and date) */
+	char     machine[16];          /* uname -m */
+	uint8_t  pad0[6];
+
+	/* The stream /dev/snapshot produced and will take back. */
+	uint64_t stream_bytes;     /* bytes read from /dev/snapshot */
+	uint64_t stream_xxh3;      /* XXH3-64 of the whole stream, seeded with image_id */
+
+	/* How the stream is stored. */
+	uint32_t codec;            /* enum hib_codec requested (blocks say what they used) */
+	int32_t  codec_level;
+	uint32_t block_raw_bytes;  /* stream bytes per block (the last may be shorter) */
+	uint32_t nr_blocks;
+	uint64_t data_pages;       /* logical pages holding blocks */
+
+	/* Where the logical pages live: a chain of map pages. */
+	uint64_t map_offset;       /* byte offset of the first map page */
+	uint32_t map_pages;
+	uint32_t map_extents;
+
+	/* Statistics of the write, for `hibernate status` and the journal. */
+	uint64_t stat_snapshot_ms; /* FREEZE..CREATE_IMAGE returned */
+	uint64_t stat_write_ms;    /* first stream byte..header written */
+	uint64_t stat_stored_bytes;/* bytes of block records on disk */
+	uint32_t stat_threads;
+	uint32_t pad1;
+
+	/* The bytes of page 0 that the tail replaced, to put back exactly. */
+	uint8_t  orig_tail[HIB_SIG_TAIL_SIZE];
+
+	uint8_t  reserved[HIB_PAGE_SIZE - 16 - 4 - 4 - 8 - 8 - 65 - 129 - 16 - 6 - 8 - 8 - 4 -
+			  4 - 4 - 4 - 8 - 8 - 4 - 4 - 8 - 8 - 8 - 4 - 4 - HIB_SIG_TAIL_SIZE - 8];
+	uint64_t header_xxh3_self; /* XXH3-64 of the page up to here, seed image_id */
+};
+_Static_assert(sizeof(struct hib_header) == HIB_PAGE_SIZE, "header is one page");
+
+/* ---- extent map ------------------------------------------------------- */
+
+#define HIB_MAP_MAGIC "HMAP"
+
+struct hib_extent {
+	uint64_t offset;           /* device byte offset, page aligned */
+	uint64_t pages;            /* length in pages */
+};
+_Static_assert(sizeof(struct hib_extent) == 16, "extent size");
+
+#define HIB_MAP_ENTRIES ((HIB_PAGE_SIZE - 32) / sizeof(struct hib_extent))
+
+struct hib_map_page {
+	uint8_t  magic[4];         /* HIB_MAP_MAGIC */
+	uint32_t index;            /* 0, 1, 2 ... in chain order */
+	uint32_t count;            /* extents used in this page */
+	uint32_t pad;
+	uint64_t next_offset;      /* byte offset of the next map page, 0 at the end */
+	uint64_t xxh3;             /* XXH3-64 of the page with this field zero, seed image_id */
+	struct hib_extent ext[HIB_MAP_ENTRIES];
+};
+_Static_assert(sizeof(struct hib_map_page) == HIB_PAGE_SIZE, "map page is one page");
+
+/* ---- blocks ------------------------------------------------------------ */
+
+#define HIB_BLOCK_MAGIC 0x4b4c4248u /* "HBLK" */
+
+/* Block codecs: what the payload is. */
+enum hib_block_codec {
+	HIB_BLOCK_RAW = 0,         /* payload = the stream bytes as they are */
+	HIB_BLOCK_LZ4 = 1,
+	HIB_BLOCK_ZSTD = 2,
+	HIB_BLOCK_ZERO = 3,        /* every stream byte is zero; no payload */
+};
+
+struct hib_block_hdr {
+	uint32_t magic;            /* HIB_BLOCK_MAGIC */
+	uint32_t index;            /* block number, from 0 */
+	uint32_t raw_bytes;        /* stream bytes this block decodes to */
+	uint32_t stored_bytes;     /* payload bytes after this header */
+	uint16_t codec;            /* enum hib_block_codec */
+	uint16_t flags;
+	uint32_t pad;
+	uint64_t raw_xxh3;         /* XXH3-64 of the decoded bytes, seed image_id */
+	uint64_t stream_offset;    /* where the decoded bytes start in the stream */
+	uint64_t stored_xxh3;      /* XXH3-64 of header (this field zero) + payload, seed image_id */
+	uint8_t  reserved[16];
+};
+_Static_assert(sizeof(struct hib_block_hdr) == 64, "block header size");
+
+/* Pages a block record occupies on disk. */
+static inline uint64_t hib_block_pages(uint32_t stored_bytes)
+{
+	return ((uint64_t)sizeof(struct hib_block_hdr) + stored_bytes + HIB_PAGE_SIZE - 1) /
+	       HIB_PAGE_SIZE;
+}
+
+/* ---- encode / check (lib/format/format.c) ------------------------------ */
+/*
+ * All structs above are kept in host order in memory; the project builds on
+ * little-endian hosts only (meson refuses others), so encoding is a copy.
+ * The check functions validate everything a reader relies on and return 0,
+ * or -EBADMSG naming nothing (the caller knows what it read and from where).
+ */
+struct hib_sig_tail;
+
+int hib_tail_is_ours(const uint8_t page[HIB_PAGE_SIZE]);
+int hib_tail_check(const struct hib_sig_tail *t);
+void hib_tail_seal(struct hib_sig_tail *t);
+
+int hib_header_check(const struct hib_header *h, uint64_t image_id, uint64_t expect_xxh3);
+void hib_header_seal(struct hib_header *h);
+uint64_t hib_header_xxh3(const struct hib_header *h);
+
+int hib_map_page_check(const struct hib_map_page *m, uint64_t image_id, uint32_t index);
+void hib_map_page_seal(struct hib_map_page *m, uint64_t image_id);
+
+int hib_block_hdr_check(const struct hib_block_hdr *b, uint32_t index, uint32_t max_raw);
+uint64_t hib_block_stored_xxh3(const struct hib_block_hdr *b, const void *payload,
+			       uint64_t image_id);
+
+#endif

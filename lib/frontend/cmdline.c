@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The kernel command line, as far as hibernation cares: resume=,
+ * resume_offset=, noresume, hibernate=no / nohibernate. Words are split on
+ * white space; a double-quoted value may hold spaces (LABEL="my swap").
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "util.h"
+
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int hib_cmdline_parse(const char *text, struct hib_cmdline *ret)
+{
+	struct hib_cmdline c = { 0 };
+	const char *p = text ? text : "";
+
+	while (*p) {
+		char word[4096];
+		size_t n = 0;
+		bool quoted = false;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		while (*p && (quoted || !isspace((unsigned char)*p))) {
+			if (*p == '"')
+				quoted = !quoted;
+			else if (n < sizeof(word) - 1)
+				word[n++] = *p;
+			p++;
+		}
+		word[n] = 0;
+
+		if (strncmp(word, "resume=", 7) == 0) {
+			free(c.resume);
+			c.resume = word[7] ? strdup(word + 7) : NULL;
+			if (word[7] && !c.resume)
+				return -ENOMEM;
+		} else if (strncmp(word, "resume_offset=", 14) == 0) {
+			/* A bad number is ignored, as the kernel does. */
+			if (parse_u64(word + 14, &c.resume_offset) < 0)
+				c.resume_offset = 0;
+		} else if (strcmp(word, "noresume") == 0) {
+			c.noresume = true;
+		} else if (strcmp(word, "nohibernate") == 0 || strcmp(word, "hibernate=no") == 0) {
+			c.hibernate_no = true;
+		} else if (strcmp(word, "hibernate=noresume") == 0) {
+			c.noresume = true;
+		}
+	}
+	*ret = c;
+	return 0;
+}
+
+void hib_cmdline_free(struct hib_cmdline *c)
+{
+	free(c->resume);
+	c->resume = NULL;
+}

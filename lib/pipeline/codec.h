@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Block codecs: turn up to block_bytes of stream into one block record
+ * (struct hib_block_hdr + payload) and back. A block is stored raw when the
+ * codec does not win, and as a bare header when it is all zeros. One context
+ * per worker thread; contexts are made before the freeze, so encoding never
+ * allocates while the image is held.
+ */
+#ifndef HIB_CODEC_H
+#define HIB_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "hibernate.h"
+
+struct hib_codec_ctx;
+
+int codec_ctx_new(enum hib_codec_choice codec, int level, uint32_t block_bytes,
+		  struct hib_codec_ctx **ret);
+void codec_ctx_free(struct hib_codec_ctx *c);
+/* The image id: seeds every checksum this context computes or checks. */
+void codec_ctx_set_seed(struct hib_codec_ctx *c, uint64_t seed);
+
+/* Bytes a record buffer needs for blocks of @block_bytes, header included, page-rounded. */
+size_t codec_record_bound(uint32_t block_bytes);
+
+/*
+ * Encode @raw (@raw_bytes, a page multiple) into @rec (codec_record_bound()
+ * bytes): fills the header (all but index and stream_offset, which the caller
+ * sets before sealing) and payload. Returns 0 or -errno.
+ */
+int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, void *rec);
+/* Seal the record: the checksum over header and payload. */
+void codec_seal(struct hib_codec_ctx *c, void *rec);
+/*
+ * Check the record's checksum, decode it into @out (hdr->raw_bytes), check the
+ * decoded checksum. -EBADMSG on any mismatch.
+ */
+int codec_decode(struct hib_codec_ctx *c, const void *rec, void *out);
+
+#endif

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <pthread.h>
+#include <string.h>
+
+#include "pipeline.h"
+#include "util.h"
+
+enum { JOB_FREE, JOB_FILLED, JOB_WORKING, JOB_DONE };
+
+/* Workers only need a little stack; mlockall(MCL_FUTURE) would fault in the 8 MiB default. */
+#define WORKER_STACK (256u * 1024u)
+
+struct hib_pipeline {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;      /* any state change; few threads, so one condition is enough */
+	struct hib_job *jobs;
+	unsigned slots;
+	unsigned workers;
+	pthread_t *tids;
+	unsigned started;
+	void **worker_ctx;
+	hib_work_fn work;
+	uint64_t next_free;     /* producer's next seq */
+	uint64_t next_done;     /* consumer's next seq */
+	int aborted;
+	int stopping;
+	size_t memory;
+};
+
+struct worker_arg {
+	struct hib_pipeline *p;
+	unsigned id;
+};
+
+static struct hib_job *slot(struct hib_pipeline *p, uint64_t seq)
+{
+	return &p->jobs[seq % p->slots];
+}
+
+int pipeline_new(unsigned slots, unsigned workers, size_t in_bytes, size_t out_bytes,
+		 hib_work_fn work, void **worker_ctx, struct hib_pipeline **ret)
+{
+	struct hib_pipeline *p;
+
+	if (slots < 2)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->slots = slots;
+	p->workers = workers;
+	p->work = work;
+	p->worker_ctx = worker_ctx;
+	p->jobs = calloc(slots, sizeof(*p->jobs));
+	p->tids = calloc(workers ? workers : 1, sizeof(*p->tids));
+	if (!p->jobs || !p->tids)
+		goto oom;
+	for (unsigned i = 0; i < slots; i++) {
+		p->jobs[i].in = hib_alloc_pages(in_bytes);
+		p->jobs[i].out = hib_alloc_pages(out_bytes);
+		if (!p->jobs[i].in || !p->jobs[i].out)
+			goto oom;
+		p->jobs[i].seq = i;
+	}
+	p->memory = slots * (in_bytes + out_bytes);
+	*ret = p;
+	return 0;
+oom:
+	pipeline_free(p);
+	return -ENOMEM;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker_arg a = *(struct worker_arg *)arg;
+	struct hib_pipeline *p = a.p;
+
+	free(arg);
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		struct hib_job *job = NULL;
+
+		/* The oldest filled job first: the consumer waits for it. */
+		for (uint64_t s = p->next_done; s < p->next_free; s++)
+			if (slot(p, s)->state == JOB_FILLED) {
+				job = slot(p, s);
+				break;
+			}
+		if (!job) {
+			if (p->stopping || p->aborted)
+				break;
+			pthread_cond_wait(&p->cv, &p->mu);
+			continue;
+		}
+		job->state = JOB_WORKING;
+		pthread_mutex_unlock(&p->mu);
+		if (!job->err) /* a producer's error passes through, in order */
+			job->err = p->work(job, p->worker_ctx ? p->worker_ctx[a.id] : NULL);
+		pthread_mutex_lock(&p->mu);
+		job->state = JOB_DONE;
+		pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+int pipeline_start(struct hib_pipeline *p)
+{
+	pthread_attr_t attr;
+	int r = 0;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, WORKER_STACK);
+	for (unsigned i = 0; i < p->workers; i++) {
+		struct worker_arg *a = malloc(sizeof(*a));
+		if (!a) {
+			r = -ENOMEM;
+			break;
+		}
+		a->p = p;
+		a->id = i;
+		r = -pthread_create(&p->tids[i], &attr, worker_main, a);
+		if (r < 0) {
+			free(a);
+			break;
+		}
+		p->started++;
+	}
+	pthread_attr_destroy(&attr);
+	if (r < 0)
+		pipeline_stop(p);
+	return r;
+}
+
+struct hib_job *pipeline_next_free(struct hib_pipeline *p)
+{
+	struct hib_job *job;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->aborted && p->next_free - p->next_done >= p->slots)
+		pthread_cond_wait(&p->cv, &p->mu);
+	if (p->aborted) {
+		pthread_mutex_unlock(&p->mu);
+		return NULL;
+	}
+	job = slot(p, p->next_free);
+	job->seq = p->next_free;
+	job->in_len = job->out_len = 0;
+	job->err = 0;
+	job->user = 0;
+	pthread_mutex_unlock(&p->mu);
+	return job;
+}
+
+void pipeline_submit(struct hib_pipeline *p, struct hib_job *job)
+{
+	if (p->started == 0) {
+		if (!job->err)
+			job->err = p->work(job, p->worker_ctx ? p->worker_ctx[0] : NULL);
+		pthread_mutex_lock(&p->mu);
+		job->state = JOB_DONE;
+	} else {
+		pthread_mutex_lock(&p->mu);
+		job->state = JOB_FILLED;
+	}
+	p->next_free++;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+struct hib_job *pipeline_next_done(struct hib_pipeline *p)
+{
+	struct hib_job *job;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		if (p->aborted) {
+			job = NULL;
+			break;
+		}
+		if (p->next_done < p->next_free && slot(p, p->next_done)->state == JOB_DONE) {
+			job = slot(p, p->next_done);
+			break;
+		}
+		pthread_cond_wait(&p->cv, &p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return job;
+}
+
+void pipeline_release(struct hib_pipeline *p, struct hib_job *job)
+{
+	pthread_mutex_lock(&p->mu);
+	job->state = JOB_FREE;
+	p->next_done++;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void pipeline_abort(struct hib_pipeline *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->aborted = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void pipeline_stop(struct hib_pipeline *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->stopping = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (unsigned i = 0; i < p->started; i++)
+		pthread_join(p->tids[i], NULL);
+	p->started = 0;
+}
+
+void pipeline_free(struct hib_pipeline *p)
+{
+	if (!p)
+		return;
+	pipeline_stop(p);
+	if (p->jobs)
+		for (unsigned i = 0; i < p->slots; i++) {
+			free(p->jobs[i].in);
+			free(p->jobs[i].out);
+		}
+	free(p->jobs);
+	free(p->tids);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+}
+
+size_t pipeline_memory(const struct hib_pipeline *p)
+{
+	return p->memory;
+}
+
+unsigned pipeline_workers(const struct hib_pipeline *p)
+{
+	return p->workers;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * An ordered ring of jobs worked on by N threads.
+ *
+ * Threads and who touches what:
+ *   - one producer fills job->in and job->in_len (or sets job->err, which then
+ *     skips the work and reaches the consumer in order), then pipeline_submit();
+ *   - workers run work(job, worker_ctx) on submitted jobs, any order, and
+ *     fill job->out / job->out_len / job->err;
+ *   - one consumer takes jobs back strictly in submission order with
+ *     pipeline_next_done(), then pipeline_release().
+ * Producer and consumer may be the same thread or two. Every buffer is
+ * allocated by pipeline_new(), before the freeze; running it allocates
+ * nothing but the thread stacks (small, and mapped at start).
+ * With zero workers, work runs inline inside pipeline_submit().
+ * pipeline_abort() wakes everyone: blocked calls then return NULL.
+ */
+#ifndef HIB_PIPELINE_H
+#define HIB_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct hib_job {
+	uint64_t seq;          /* submission order, from 0 */
+	void *in;
+	size_t in_len;
+	void *out;
+	size_t out_len;
+	uint64_t user;         /* free for the producer (e.g. stream offset) */
+	int err;
+	int state;             /* private */
+};
+
+typedef int (*hib_work_fn)(struct hib_job *job, void *worker_ctx);
+
+struct hib_pipeline;
+
+int pipeline_new(unsigned slots, unsigned workers, size_t in_bytes, size_t out_bytes,
+		 hib_work_fn work, void **worker_ctx, struct hib_pipeline **ret);
+/* Start the worker threads (after the freeze and snapshot). */
+int pipeline_start(struct hib_pipeline *p);
+/* Producer: the next free job in order; NULL when aborted. */
+struct hib_job *pipeline_next_free(struct hib_pipeline *p);
+void pipeline_submit(struct hib_pipeline *p, struct hib_job *job);
+/* Consumer: the next finished job in order; NULL when aborted. */
+struct hib_job *pipeline_next_done(struct hib_pipeline *p);
+void pipeline_release(struct hib_pipeline *p, struct hib_job *job);
+void pipeline_abort(struct hib_pipeline *p);
+/* Join the workers; the pipeline can be freed after. */
+void pipeline_stop(struct hib_pipeline *p);
+void pipeline_free(struct hib_pipeline *p);
+size_t pipeline_memory(const struct hib_pipeline *p);
+unsigned pipeline_workers(const struct hib_pipeline *p);
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The snapshot device, as the engine sees it: the kernel's /dev/snapshot
+ * (snapshot-dev.c) or a fake for host tests (snapshot-fake.c). Each op
+ * returns 0 or -errno like the ioctl it stands for.
+ */
+#ifndef HIB_SNAPSHOT_H
+#define HIB_SNAPSHOT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hibernate.h"
+
+struct hib_snapshot_ops {
+	int (*set_swap_area)(struct hib_snapshot *s, dev_t dev, uint64_t offset_pages);
+	int (*freeze)(struct hib_snapshot *s);
+	int (*unfreeze)(struct hib_snapshot *s);
+	int (*platform_support)(struct hib_snapshot *s, int on);
+	int (*pref_image_size)(struct hib_snapshot *s, uint64_t bytes);
+	/* *in_suspend = 1: image made, write it out; 0: we were just restored. */
+	int (*create_image)(struct hib_snapshot *s, int *in_suspend);
+	int (*get_image_size)(struct hib_snapshot *s, uint64_t *bytes);
+	int (*avail_swap)(struct hib_snapshot *s, uint64_t *bytes);
+	/* One free swap page of the area set by set_swap_area, as a byte offset. */
+	int (*alloc_swap_page)(struct hib_snapshot *s, uint64_t *byte_offset);
+	int (*free_swap_pages)(struct hib_snapshot *s);
+	int (*free_image)(struct hib_snapshot *s);
+	/* One page per call: HIB_PAGE_SIZE bytes, 0 at the end, or -errno. */
+	ssize_t (*read_page)(struct hib_snapshot *s, void *buf);
+	ssize_t (*write_page)(struct hib_snapshot *s, const void *buf);
+	/* Does not return on success on the real device. */
+	int (*atomic_restore)(struct hib_snapshot *s);
+	int (*power_off)(struct hib_snapshot *s, enum hib_powerdown how);
+	void (*close)(struct hib_snapshot *s);
+};
+
+struct hib_snapshot {
+	const struct hib_snapshot_ops *ops;
+	enum hib_snapshot_mode mode;
+	/* Only the fake returns from a successful atomic_restore / power_off. */
+	int is_fake;
+};
+
+#endif

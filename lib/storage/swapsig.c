@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The signature page: page 0 of the swap area. We only ever replace its last
+ * HIB_SIG_TAIL_SIZE bytes (where an ordinary swap header has nothing but the
+ * unused end of the bad-pages list and "SWAPSPACE2"), and we keep the bytes
+ * we replaced, so putting them back gives the user their swap area bit for
+ * bit — uuid and label included.
+ */
+#include <string.h>
+
+#include "target.h"
+#include "util.h"
+
+static const char *const foreign_image_sigs[] = {
+	"S1SUSPEND", /* the kernel's own image */
+	"S2SUSPEND", /* ours without our tail: another Software Suspend 2 */
+	"ULSUSPEND", /* uswsusp */
+	"LINHIB0001",
+};
+
+static enum hib_sig_state classify(const uint8_t page[HIB_PAGE_SIZE])
+{
+	const uint8_t *sig = page + HIB_PAGE_SIZE - HIB_SIG_LEN;
+
+	if (memcmp(sig, HIB_SWAP_SIG, HIB_SIG_LEN) == 0)
+		return HIB_SIG_SWAP;
+	if (hib_tail_is_ours(page)) {
+		const struct hib_sig_tail *t =
+			(const void *)(page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE);
+		return hib_tail_check(t) == 0 ? HIB_SIG_IMAGE : HIB_SIG_BROKEN;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(foreign_image_sigs); i++)
+		if (memcmp(sig, foreign_image_sigs[i], strlen(foreign_image_sigs[i])) == 0)
+			return HIB_SIG_KERNEL;
+	return HIB_SIG_FOREIGN;
+}
+
+const char *hib_sig_state_name(enum hib_sig_state s)
+{
+	switch (s) {
+	case HIB_SIG_SWAP:
+		return "swap area (SWAPSPACE2), no image";
+	case HIB_SIG_IMAGE:
+		return "hibernation image";
+	case HIB_SIG_BROKEN:
+		return "hibernation image with a damaged signature";
+	case HIB_SIG_KERNEL:
+		return "another program's hibernation image";
+	case HIB_SIG_FOREIGN:
+		return "not a swap area";
+	}
+	return "unknown";
+}
+
+int hib_sig_read(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE], enum hib_sig_state *ret)
+{
+	int r = hib_target_read(t, hib_target_sig_offset(t), page, HIB_PAGE_SIZE);
+
+	if (r < 0)
+		return r;
+	*ret = classify(page);
+	return 0;
+}
+
+int hib_target_probe(struct hib_target *t, enum hib_sig_state *ret)
+{
+	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
+
+	if (!page)
+		return -ENOMEM;
+	return hib_sig_read(t, page, ret);
+}
+
+static int write_page0(struct hib_target *t, const uint8_t *page)
+{
+	int r = hib_target_write(t, hib_target_sig_offset(t), page, HIB_PAGE_SIZE);
+
+	if (r < 0)
+		return r;
+	return hib_target_sync(t);
+}
+
+int hib_sig_write_image(struct hib_target *t, const uint8_t orig_page[HIB_PAGE_SIZE],
+			const struct hib_sig_tail *tail)
+{
+	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
+
+	if (!page)
+		return -ENOMEM;
+	memcpy(page, orig_page, HIB_PAGE_SIZE);
+	memcpy(page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE, tail, HIB_SIG_TAIL_SIZE);
+	return write_page0(t, page);
+}
+
+int hib_sig_restore(struct hib_target *t, const uint8_t *orig_tail)
+{
+	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
+	uint8_t *tail;
+	int r;
+
+	if (!page)
+		return -ENOMEM;
+	r = hib_target_read(t, hib_target_sig_offset(t), page, HIB_PAGE_SIZE);
+	if (r < 0)
+		return r;
+	tail = page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE;
+	if (orig_tail && memcmp(orig_tail + HIB_SIG_TAIL_SIZE - HIB_SIG_LEN, HIB_SWAP_SIG,
+				HIB_SIG_LEN) == 0) {
+		memcpy(tail, orig_tail, HIB_SIG_TAIL_SIZE);
+	} else {
+		/* What mkswap leaves there: an empty bad-pages list, then the signature. */
+		memset(tail, 0, HIB_SIG_TAIL_SIZE);
+		memcpy(page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_SWAP_SIG, HIB_SIG_LEN);
+	}
+	return write_page0(t, page);
+}

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Opening a target: resolve what the user or the kernel command line named
+ * (a path, UUID=, LABEL=, PARTUUID=, PARTLABEL=, MAJ:MIN) to a device, open
+ * it, and do raw page I/O on it. O_DIRECT where the device allows it: the
+ * image must reach the disk, not a page cache that a power cut or the
+ * resumed kernel would throw away.
+ */
+#include <blkid.h>
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/fs.h>
+
+#include "target.h"
+#include "util.h"
+
+/* "MAJ:MIN" → /dev/… through blkid's device scan. */
+static int resolve_devnum(const char *spec, char **ret)
+{
+	unsigned maj, min;
+	char tail;
+	char *name;
+
+	if (sscanf(spec, "%u:%u%c", &maj, &min, &tail) != 2)
+		return -EINVAL;
+	name = blkid_devno_to_devname(makedev(maj, min));
+	if (!name)
+		return -ENOENT;
+	*ret = name;
+	return 0;
+}
+
+static int resolve_spec(const char *spec, char **ret)
+{
+	static const char *const tags[] = { "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=" };
+	char *path;
+
+	if (!spec || !*spec)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(tags); i++) {
+		size_t l = strlen(tags[i]);
+		if (strncmp(spec, tags[i], l) == 0) {
+			char tag[16];
+			const char *val = spec + l;
+
+			if (!*val)
+				return -EINVAL;
+			snprintf(tag, sizeof(tag), "%.*s", (int)(l - 1), spec);
+			path = blkid_evaluate_tag(tag, val, NULL);
+			if (!path)
+				return -ENOENT;
+			*ret = path;
+			return 0;
+		}
+	}
+	if (spec[0] != '/' && strchr(spec, ':'))
+		return resolve_devnum(spec, ret);
+	if (spec[0] != '/' && spec[0] != '.')
+		return -EINVAL;
+	path = strdup(spec);
+	if (!path)
+		return -ENOMEM;
+	*ret = path;
+	return 0;
+}
+
+int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
+		    struct hib_target **ret)
+{
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	struct stat st;
+	int flags, r;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->fd = -1;
+	r = resolve_spec(spec, &t->path);
+	if (r < 0)
+		return r;
+	if (stat(t->path, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		t->is_blk = true;
+		t->dev = st.st_rdev;
+	} else if (S_ISREG(st.st_mode)) {
+		t->file_dev = st.st_dev;
+		t->file_ino = st.st_ino;
+	} else {
+		return -ENODEV;
+	}
+
+	flags = (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+	t->fd = open(t->path, flags | O_DIRECT);
+	if (t->fd < 0 && errno == EINVAL) /* tmpfs and friends: no O_DIRECT */
+		t->fd = open(t->path, flags);
+	if (t->fd < 0)
+		return -errno;
+	t->writable = writable;
+
+	if (t->is_blk) {
+		uint64_t sz = 0;
+		if (ioctl(t->fd, BLKGETSIZE64, &sz) < 0)
+			return -errno;
+		t->size = sz;
+	} else {
+		t->size = (uint64_t)st.st_size;
+	}
+	if (offset_pages > UINT64_MAX / HIB_PAGE_SIZE - 1 ||
+	    (offset_pages + 1) * HIB_PAGE_SIZE > t->size)
+		return -ERANGE;
+	t->offset_pages = offset_pages;
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
+void hib_target_close(struct hib_target *t)
+{
+	if (!t)
+		return;
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t->path);
+	free(t);
+}
+
+void hib_target_closep(struct hib_target **t)
+{
+	hib_target_close(*t);
+	*t = NULL;
+}
+
+const char *hib_target_path(const struct hib_target *t)
+{
+	return t->path;
+}
+
+dev_t hib_target_devnum(const struct hib_target *t)
+{
+	return t->dev;
+}
+
+uint64_t hib_target_offset_pages(const struct hib_target *t)
+{
+	return t->offset_pages;
+}
+
+uint64_t hib_target_size(const struct hib_target *t)
+{
+	return t->size;
+}
+
+static int check_range(const struct hib_target *t, uint64_t off, size_t len)
+{
+	if (off % HIB_PAGE_SIZE || len % HIB_PAGE_SIZE || off > t->size || len > t->size - off)
+		return -ERANGE;
+	return 0;
+}
+
+int hib_target_read(struct hib_target *t, uint64_t off, void *buf, size_t len)
+{
+	int r = check_range(t, off, len);
+
+	return r < 0 ? r : hib_pread_full(t->fd, buf, len, off);
+}
+
+int hib_target_write(struct hib_target *t, uint64_t off, const void *buf, size_t len)
+{
+	int r = check_range(t, off, len);
+
+	if (r < 0)
+		return r;
+	if (!t->writable)
+		return -EBADF;
+	return hib_pwrite_full(t->fd, buf, len, off);
+}
+
+int hib_target_sync(struct hib_target *t)
+{
+	return fdatasync(t->fd) < 0 ? -errno : 0;
+}
+
+/*
+ * /proc/swaps names active areas by path, with spaces and such escaped as
+ * \ooo. Compare by identity, not by name: /dev/vda1 and
+ * /dev/disk/by-uuid/… are the same area.
+ */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+
+	for (char *p = s; *p; p++) {
+		if (p[0] == '\\' && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+		    isdigit((unsigned char)p[3])) {
+			*w++ = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+			p += 3;
+		} else {
+			*w++ = *p;
+		}
+	}
+	*w = 0;
+}
+
+/* Calls fn(path, type) for each active swap area; stops when fn returns non-zero. */
+static int for_each_swap(const char *proc_swaps, int (*fn)(const char *path, const char *type,
+							     void *ud),
+			 void *ud)
+{
+	_cleanup_(freep) char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int r = 0;
+
+	f = fopen(proc_swaps ? proc_swaps : "/proc/swaps", "re");
+	if (!f)
+		return -errno;
+	if (getline(&line, &cap, f) < 0) { /* the column titles */
+		fclose(f);
+		return 0;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char path[PATH_MAX], type[32];
+
+		if (sscanf(line, "%4095s %31s", path, type) != 2)
+			continue;
+		unescape_octal(path);
+		r = fn(path, type, ud);
+		if (r)
+			break;
+	}
+	fclose(f);
+	return r;
+}
+
+static int match_target(const char *path, const char *type, void *ud)
+{
+	const struct hib_target *t = ud;
+	struct stat st;
+
+	(void)type;
+	if (stat(path, &st) < 0)
+		return 0;
+	if (t->is_blk)
+		return S_ISBLK(st.st_mode) && st.st_rdev == t->dev && t->offset_pages == 0;
+	return S_ISREG(st.st_mode) && st.st_dev == t->file_dev && st.st_ino == t->file_ino;
+}
+
+int hib_target_swap_active(const struct hib_target *t, const char *proc_swaps)
+{
+	int r = for_each_swap(proc_swaps, match_target, (void *)t);
+
+	return r < 0 ? r : r > 0;
+}
+
+struct guess {
+	char *found;
+	int count;
+};
+
+static int collect_partition(const char *path, const char *type, void *ud)
+{
+	struct guess *g = ud;
+
+	if (strcmp(type, "partition") != 0)
+		return 0;
+	if (++g->count == 1)
+		g->found = strdup(path);
+	return 0;
+}
+
+int hib_target_guess(const char *cmdline, const char *proc_swaps, char **ret_spec,
+		     uint64_t *ret_offset_pages)
+{
+	_cleanup_(freep) char *text = NULL;
+	struct hib_cmdline c;
+	struct guess g = { 0 };
+	int r;
+
+	if (!cmdline) {
+		FILE *f = fopen("/proc/cmdline", "re");
+		size_t cap = 0;
+		if (f) {
+			if (getline(&text, &cap, f) < 0) {
+				free(text);
+				text = NULL;
+			}
+			fclose(f);
+		}
+		cmdline = text ? text : "";
+	}
+	r = hib_cmdline_parse(cmdline, &c);
+	if (r < 0)
+		return r;
+	if (c.resume) {
+		*ret_spec = TAKE_PTR(c.resume);
+		*ret_offset_pages = c.resume_offset;
+		hib_cmdline_free(&c);
+		return 0;
+	}
+	hib_cmdline_free(&c);
+
+	r = for_each_swap(proc_swaps, collect_partition, &g);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (g.count == 0)
+		return -ENOENT;
+	if (g.count > 1) {
+		free(g.found);
+		return -ENOTUNIQ;
+	}
+	if (!g.found)
+		return -ENOMEM;
+	*ret_spec = g.found;
+	*ret_offset_pages = 0;
+	return 0;
+}

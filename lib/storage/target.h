@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Internal view of a target: the open device (or file) and raw page I/O. */
+#ifndef HIB_TARGET_H
+#define HIB_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format.h"
+#include "hibernate.h"
+
+struct hib_target {
+	char *path;
+	int fd;
+	dev_t dev;              /* st_rdev of a block device, 0 for a file */
+	dev_t file_dev;         /* st_dev of a regular file */
+	ino_t file_ino;
+	bool is_blk;
+	bool writable;
+	uint64_t offset_pages;  /* where the swap header sits */
+	uint64_t size;          /* bytes */
+};
+
+static inline uint64_t hib_target_sig_offset(const struct hib_target *t)
+{
+	return t->offset_pages * HIB_PAGE_SIZE;
+}
+
+/* Raw I/O at a device byte offset; buffers must come from hib_alloc_pages(). */
+int hib_target_read(struct hib_target *t, uint64_t off, void *buf, size_t len);
+int hib_target_write(struct hib_target *t, uint64_t off, const void *buf, size_t len);
+int hib_target_sync(struct hib_target *t);
+
+/* The signature page (swapsig.c). */
+int hib_sig_read(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE], enum hib_sig_state *ret);
+/* Put @tail at the end of @orig_page and write it as page 0, then sync. */
+int hib_sig_write_image(struct hib_target *t, const uint8_t orig_page[HIB_PAGE_SIZE],
+			const struct hib_sig_tail *tail);
+/* Put @orig_tail (or, if NULL, a zero tail ending in SWAPSPACE2) back into page 0, sync. */
+int hib_sig_restore(struct hib_target *t, const uint8_t *orig_tail);
+
+#endif

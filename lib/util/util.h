@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Small helpers shared by the library: cleanup attributes, logging, time, I/O. */
+#ifndef HIB_UTIL_H
+#define HIB_UTIL_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "hibernate.h"
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _unused_ __attribute__((unused))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+
+/* Hand ownership out of a _cleanup_ variable. */
+#define TAKE_PTR(p)                                                                        \
+	({                                                                                 \
+		__typeof__(p) _p = (p);                                                    \
+		(p) = NULL;                                                                \
+		_p;                                                                        \
+	})
+#define TAKE_FD(fd)                                                                        \
+	({                                                                                 \
+		int _fd = (fd);                                                            \
+		(fd) = -1;                                                                 \
+		_fd;                                                                       \
+	})
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+static inline void closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+/* Logging: formatted, handed to the callback the program installed. */
+void hib_log(enum hib_loglevel level, const char *fmt, ...) _printf_(2, 3);
+/* Log and return the negative errno given, so `return log_err(r, …)` reads well.
+ * "%m" in fmt prints strerror(-r). */
+int hib_log_errno(enum hib_loglevel level, int r, const char *fmt, ...) _printf_(3, 4);
+
+#define log_err(r, ...) hib_log_errno(HIB_LOG_ERR, (r), __VA_ARGS__)
+#define log_warn(...) hib_log(HIB_LOG_WARN, __VA_ARGS__)
+#define log_info(...) hib_log(HIB_LOG_INFO, __VA_ARGS__)
+#define log_debug(...) hib_log(HIB_LOG_DEBUG, __VA_ARGS__)
+
+uint64_t hib_now_ms(void);
+
+/* Full-length positional I/O: -errno, or -EIO on a short transfer at EOF. */
+int hib_pread_full(int fd, void *buf, size_t len, uint64_t off);
+int hib_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
+
+/* Page-aligned, zeroed allocation (for O_DIRECT). NULL on failure. */
+void *hib_alloc_pages(size_t bytes);
+
+/* Random 64-bit value from getrandom(); falls back to time and pid. */
+uint64_t hib_random_u64(void);
+
+#endif

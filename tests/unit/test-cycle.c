@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The whole cycle through the fake snapshot device into a regular file that
+ * carries a real swap header: hibernate, inspect, resume, and the stream the
+ * fake receives back must match byte for byte.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hibernate.h"
+#include "helpers.h"
+
+struct cycle_case {
+	enum hib_codec_choice codec;
+	unsigned threads;
+	uint64_t stream_pages;
+	uint32_t frag_every;
+};
+
+static void run_cycle(const struct cycle_case *cc)
+{
+	char path[] = "/tmp/hib-test-XXXXXX";
+	uint64_t swap_pages = cc->stream_pages * 2 + 64;
+	struct hib_fake_params fp = {
+		.seed = 42, .stream_pages = cc->stream_pages, .swap_pages = swap_pages,
+		.frag_every = cc->frag_every, .fail_read_at = -1, .fail_write_at = -1,
+	};
+	struct hib_target *t = NULL;
+	struct hib_snapshot *snap = NULL;
+	struct hib_options o;
+	struct hib_stats st;
+	struct hib_image_info info;
+	uint8_t before[4096], after[4096];
+	uint64_t ok;
+	bool complete, restored, frozen;
+	int fd;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	make_swap_file(fd, swap_pages);
+	assert_int_equal(pread(fd, before, sizeof(before), 0), (ssize_t)sizeof(before));
+	close(fd);
+
+	hib_options_init(&o);
+	o.codec = cc->codec;
+	o.threads = cc->threads;
+	o.powerdown = HIB_POWERDOWN_NONE;
+
+	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
+	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
+	assert_int_equal(hib_suspend(t, snap, &o, &st), HIB_SUSPEND_WRITTEN);
+	assert_int_equal(st.stream_bytes, cc->stream_pages * 4096);
+	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
+	assert_false(frozen);
+
+	assert_int_equal(hib_image_info(t, &info), 0);
+	assert_int_equal(info.state, HIB_SIG_IMAGE);
+	assert_true(info.header_valid);
+	assert_int_equal(info.stream_bytes, cc->stream_pages * 4096);
+	if (cc->codec != HIB_COMPRESS_NONE)
+		assert_true(info.stored_bytes < info.stream_bytes);
+
+	hib_snapshot_fake_reset(snap, HIB_SNAP_RESUME);
+	assert_int_equal(hib_resume(t, snap, &o, NULL), HIB_RESUME_RESTORED);
+	hib_snapshot_fake_result(snap, &ok, &complete, &restored, NULL);
+	assert_true(restored);
+	assert_true(complete);
+	assert_int_equal(ok, cc->stream_pages);
+
+	/* Invalidated before the restore: page 0 is the swap header we started with. */
+	fd = open(path, O_RDONLY);
+	assert_int_equal(pread(fd, after, sizeof(after), 0), (ssize_t)sizeof(after));
+	close(fd);
+	assert_memory_equal(before, after, sizeof(before));
+	hib_snapshot_fake_reset(snap, HIB_SNAP_RESUME);
+	assert_int_equal(hib_resume(t, snap, &o, NULL), HIB_RESUME_NO_IMAGE);
+
+	hib_snapshot_close(snap);
+	hib_target_close(t);
+	unlink(path);
+}
+
+static void test_cycle(void **state)
+{
+	run_cycle(*state);
+}
+
+int main(void)
+{
+	static const struct cycle_case cases[] = {
+		{ HIB_COMPRESS_NONE, 1, 300, 0 },
+		{ HIB_COMPRESS_LZ4, 1, 1000, 0 },
+		{ HIB_COMPRESS_LZ4, 4, 3000, 7 },
+		{ HIB_COMPRESS_ZSTD, 3, 2000, 0 },
+		{ HIB_COMPRESS_LZ4, 2, 64, 2 },   /* exactly one block, every other page free */
+		{ HIB_COMPRESS_LZ4, 2, 65, 0 },   /* one block and a page */
+	};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_prestate(test_cycle, (void *)&cases[0]),
+		cmocka_unit_test_prestate(test_cycle, (void *)&cases[1]),
+		cmocka_unit_test_prestate(test_cycle, (void *)&cases[2]),
+		cmocka_unit_test_prestate(test_cycle, (void *)&cases[3]),
+		cmocka_unit_test_prestate(test_cycle, (void *)&cases[4]),
+		cmocka_unit_test_prestate(test_cycle, (void *)&cases[5]),
+	};
+	quiet_logs();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

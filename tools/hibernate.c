@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * hibernate — save the running system to disk and power off; bring it back.
+ *
+ *   hibernate [options]              hibernate now
+ *   hibernate resume [options]       initramfs: load an image if there is one
+ *   hibernate status [options]       what the target holds
+ *   hibernate invalidate [options]   discard an image, restoring the swap area
+ *
+ * This file owns the terminal and the exit codes; libhibernate does the work.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "hibernate.h"
+
+#define EXIT_USAGE 2
+
+enum command { CMD_HIBERNATE, CMD_RESUME, CMD_STATUS, CMD_INVALIDATE };
+
+struct control {
+	enum command cmd;
+	int loglevel;
+	const char *config_path;
+	const char *device;        /* --device */
+	uint64_t offset;           /* --offset */
+	bool offset_set;
+	const char *snapshot_path; /* --snapshot-device (tests) */
+	struct hib_config cfg;     /* file, then options on top */
+	bool progress_tty;
+	uint64_t progress_t0;
+	int progress_last_pct;
+};
+
+static struct control ctl = { .loglevel = HIB_LOG_PROGRESS };
+
+static void log_to_stderr(enum hib_loglevel level, const char *msg, void *ud)
+{
+	(void)ud;
+	if ((int)level > ctl.loglevel)
+		return;
+	if (ctl.progress_tty && ctl.progress_last_pct >= 0)
+		fputc('\n', stderr), ctl.progress_last_pct = -1;
+	fprintf(stderr, "hibernate: %s%s\n", level == HIB_LOG_WARN ? "warning: " : "", msg);
+}
+
+static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctl.loglevel < HIB_LOG_ERR)
+		return;
+	fputs("hibernate: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* The tool's own messages, through the same filter as the library's. */
+static void __attribute__((format(printf, 2, 3))) tlog(enum hib_loglevel level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_to_stderr(level, msg, NULL);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A bar on a terminal; on a serial log or pipe, a line every 10%. */
+static void progress(const char *phase, uint64_t done, uint64_t total, void *ud)
+{
+	uint64_t el = now_ms() - ctl.progress_t0;
+	int pct = total ? (int)(done * 100 / total) : 100;
+	double mbs = el ? (double)done / 1048576.0 / ((double)el / 1000.0) : 0;
+	const char *what = strcmp(phase, "write") == 0 ? "Writing image" : "Loading image";
+
+	(void)ud;
+	if (ctl.loglevel < HIB_LOG_PROGRESS)
+		return;
+	if (ctl.progress_tty) {
+		char bar[31];
+		int fill = pct * 30 / 100;
+		memset(bar, '#', (size_t)fill);
+		memset(bar + fill, '.', (size_t)(30 - fill));
+		bar[30] = 0;
+		fprintf(stderr, "\r%s [%s] %3d%% %6.1f MiB/s", what, bar, pct, mbs);
+		ctl.progress_last_pct = pct;
+		if (done >= total) {
+			fputc('\n', stderr);
+			ctl.progress_last_pct = -1;
+		}
+		return;
+	}
+	if (ctl.progress_last_pct < 0 || pct / 10 > ctl.progress_last_pct / 10 || done >= total) {
+		if (pct == ctl.progress_last_pct)
+			return;
+		fprintf(stderr, "hibernate: %s: %3d%% (%" PRIu64 "/%" PRIu64 " MiB, %.1f MiB/s)\n",
+			what, pct, done >> 20, total >> 20, mbs);
+		ctl.progress_last_pct = pct;
+	}
+}
+
+static void __attribute__((noreturn)) usage(void)
+{
+	printf("Usage:\n"
+	       " hibernate [options]              save the system to disk and power off\n"
+	       " hibernate resume [options]       load and restore an image (initramfs)\n"
+	       " hibernate status [options]       show the target and its image\n"
+	       " hibernate invalidate [options]   discard an image, keep the swap area\n"
+	       "\n"
+	       "Options:\n"
+	       " -d, --device DEV       target: /dev/…, UUID=…, LABEL=…, PARTUUID=…, MAJ:MIN\n"
+	       " -o, --offset PAGES     page of the swap header inside DEV (resume_offset=)\n"
+	       " -c, --compress CODEC   none, lz4 (default) or zstd[:LEVEL]\n"
+	       " -t, --threads N        codec threads (default: one per CPU)\n"
+	       "     --image-size MB    preferred image size in MiB, or 'min'\n"
+	       "     --powerdown MODE   shutdown (default), platform or reboot\n"
+	       "     --config FILE      configuration file (default " HIB_CONFIG_PATH ")\n"
+	       " -v, --verbose          more messages (repeat for debug)\n"
+	       " -q, --quiet            errors only\n"
+	       " -h, --help             this text\n"
+	       " -V, --version          the version\n"
+	       "\n"
+	       "Without --device the target is, in order: 'device' in the config file, the\n"
+	       "kernel's resume= and resume_offset=, the only active swap partition.\n"
+	       "See hibernate(8).\n");
+	exit(EXIT_SUCCESS);
+}
+
+static void __attribute__((noreturn)) bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("hibernate: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'hibernate --help' for more information.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static void set_option(const char *key, const char *value)
+{
+	char err[256];
+
+	if (hib_config_set(&ctl.cfg, key, value, err, sizeof(err)) < 0)
+		bad_usage("--%s", err);
+}
+
+static void parse_args(int argc, char **argv)
+{
+	enum { OPT_IMAGE_SIZE = 256, OPT_POWERDOWN, OPT_CONFIG, OPT_SNAPSHOT, OPT_NO_POWEROFF };
+	static const struct option longopts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "offset", required_argument, NULL, 'o' },
+		{ "compress", required_argument, NULL, 'c' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "image-size", required_argument, NULL, OPT_IMAGE_SIZE },
+		{ "powerdown", required_argument, NULL, OPT_POWERDOWN },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "snapshot-device", required_argument, NULL, OPT_SNAPSHOT },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* Options are applied after the config file, so collect them first. */
+	const char *compress = NULL, *threads = NULL, *image_size = NULL, *powerdown = NULL;
+	char err[256];
+	unsigned line = 0;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "d:o:c:t:vqhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			ctl.device = optarg;
+			break;
+		case 'o': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 0);
+			if (errno || *end || !*optarg || *optarg == '-')
+				bad_usage("--offset: '%s' is not a page number", optarg);
+			ctl.offset = v;
+			ctl.offset_set = true;
+			break;
+		}
+		case 'c':
+			compress = optarg;
+			break;
+		case 't':
+			threads = optarg;
+			break;
+		case OPT_IMAGE_SIZE:
+			image_size = optarg;
+			break;
+		case OPT_POWERDOWN:
+			powerdown = optarg;
+			break;
+		case OPT_CONFIG:
+			ctl.config_path = optarg;
+			break;
+		case OPT_SNAPSHOT:
+			ctl.snapshot_path = optarg;
+			break;
+		case 'v':
+			if (ctl.loglevel < HIB_LOG_DEBUG)
+				ctl.loglevel++;
+			break;
+		case 'q':
+			ctl.loglevel = HIB_LOG_ERR;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			printf("hibernate %s\n", hib_version());
+			exit(EXIT_SUCCESS);
+		default:
+			bad_usage("unknown or incomplete option");
+		}
+	}
+	if (optind < argc) {
+		const char *cmd = argv[optind++];
+		if (strcmp(cmd, "resume") == 0)
+			ctl.cmd = CMD_RESUME;
+		else if (strcmp(cmd, "status") == 0)
+			ctl.cmd = CMD_STATUS;
+		else if (strcmp(cmd, "invalidate") == 0)
+			ctl.cmd = CMD_INVALIDATE;
+		else if (strcmp(cmd, "hibernate") == 0)
+			ctl.cmd = CMD_HIBERNATE;
+		else
+			bad_usage("unknown command '%s'", cmd);
+	}
+	if (optind < argc)
+		bad_usage("unexpected argument '%s'", argv[optind]);
+
+	hib_config_init(&ctl.cfg);
+	r = hib_config_load(&ctl.cfg, ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH, &line,
+			    err, sizeof(err));
+	if (r == -ENOENT && !ctl.config_path)
+		r = 0; /* no config file is fine, unless one was named */
+	if (r < 0) {
+		const char *p = ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH;
+		if (line)
+			fprintf(stderr, "hibernate: %s:%u: %s\n", p, line, err);
+		else
+			fprintf(stderr, "hibernate: %s: %s\n", p, strerror(-r));
+		exit(EXIT_FAILURE);
+	}
+	if (compress)
+		set_option("compress", compress);
+	if (threads)
+		set_option("threads", threads);
+	if (image_size)
+		set_option("image-size", image_size);
+	if (powerdown)
+		set_option("powerdown", powerdown);
+}
+
+/* --device, then the config file, then the kernel command line and /proc/swaps. */
+static int pick_target(bool writable, struct hib_target **ret)
+{
+	const char *spec = ctl.device ? ctl.device : ctl.cfg.device;
+	uint64_t offset = ctl.offset_set ? ctl.offset : ctl.cfg.offset;
+	char *guessed = NULL;
+	int r;
+
+	if (!spec) {
+		uint64_t off = 0;
+		r = hib_target_guess(NULL, NULL, &guessed, &off);
+		if (r == -ENOTUNIQ) {
+			say("several swap areas are active and none is configured: name one with "
+			    "--device, 'device =' in %s, or resume= on the kernel command line",
+			    HIB_CONFIG_PATH);
+			return r;
+		}
+		if (r < 0) {
+			say("no target: no --device, no 'device =' in %s, no resume= on the kernel "
+			    "command line, and no active swap partition",
+			    HIB_CONFIG_PATH);
+			return r;
+		}
+		spec = guessed;
+		if (!ctl.offset_set && !ctl.cfg.offset_set)
+			offset = off;
+	}
+	r = hib_target_open(spec, offset, writable, ret);
+	if (r < 0) {
+		switch (r) {
+		case -ENOENT:
+			say("%s: no such device", spec);
+			break;
+		case -ENODEV:
+			say("%s: not a block device or regular file", spec);
+			break;
+		case -EINVAL:
+			say("%s: not a device: use a /dev path, UUID=, LABEL=, PARTUUID= or MAJ:MIN",
+			    spec);
+			break;
+		case -ERANGE:
+			say("%s: offset %" PRIu64 " pages lies beyond the end of the device", spec,
+			    offset);
+			break;
+		default:
+			say("%s: cannot open: %s", spec, strerror(-r));
+		}
+	}
+	free(guessed);
+	return r;
+}
+
+static int snapshot_open(enum hib_snapshot_mode mode, struct hib_snapshot **ret)
+{
+	int r = hib_snapshot_open_dev(ctl.snapshot_path, mode, ret);
+	const char *p = ctl.snapshot_path ? ctl.snapshot_path : "/dev/snapshot";
+
+	if (r == -ENOENT)
+		say("%s: missing: the kernel needs CONFIG_HIBERNATION_SNAPSHOT_DEV", p);
+	else if (r == -EPERM)
+		say("%s: hibernation is not available: the kernel refuses it (nohibernate, "
+		    "hibernate=no, kernel lockdown / Secure Boot, or secretmem in use)",
+		    p);
+	else if (r == -EBUSY)
+		say("%s: busy: another hibernation program holds it", p);
+	else if (r < 0)
+		say("%s: cannot open: %s", p, strerror(-r));
+	return r;
+}
+
+static int do_hibernate(void)
+{
+	struct hib_target *t = NULL;
+	struct hib_snapshot *snap = NULL;
+	struct hib_stats st;
+	int r;
+
+	r = pick_target(true, &t);
+	if (r < 0)
+		return EXIT_FAILURE;
+	r = snapshot_open(HIB_SNAP_HIBERNATE, &snap);
+	if (r < 0) {
+		hib_target_close(t);
+		return EXIT_FAILURE;
+	}
+	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s)", hib_target_path(t),
+		hib_codec_name(ctl.cfg.opts.codec));
+	ctl.cfg.opts.progress = progress;
+	ctl.progress_t0 = now_ms();
+	r = hib_suspend(t, snap, &ctl.cfg.opts, &st);
+	hib_snapshot_close(snap);
+	hib_target_close(t);
+	if (r == HIB_SUSPEND_RESUMED) {
+		tlog(HIB_LOG_PROGRESS, "resumed");
+		return EXIT_SUCCESS;
+	}
+	if (r == HIB_SUSPEND_WRITTEN)
+		return EXIT_SUCCESS;
+	say("hibernation failed, the system keeps running");
+	return EXIT_FAILURE;
+}
+
+static int do_resume(void)
+{
+	struct hib_cmdline kc = { 0 };
+	struct hib_target *t = NULL;
+	struct hib_snapshot *snap = NULL;
+	enum hib_sig_state st;
+	FILE *f;
+	int r;
+
+	/* noresume: the user wants a fresh boot; leave the image for swapon to discard. */
+	f = fopen("/proc/cmdline", "re");
+	if (f) {
+		char buf[4096];
+		if (fgets(buf, sizeof(buf), f))
+			hib_cmdline_parse(buf, &kc);
+		fclose(f);
+	}
+	if (kc.noresume) {
+		tlog(HIB_LOG_INFO, "noresume on the kernel command line: not resuming");
+		hib_cmdline_free(&kc);
+		return EXIT_SUCCESS;
+	}
+	hib_cmdline_free(&kc);
+
+	r = pick_target(false, &t);
+	if (r < 0)
+		return r == -ENOENT && !ctl.device && !ctl.cfg.device ? EXIT_SUCCESS : EXIT_FAILURE;
+	r = hib_target_probe(t, &st);
+	if (r < 0) {
+		say("%s: cannot read the swap header: %s", hib_target_path(t), strerror(-r));
+		hib_target_close(t);
+		return EXIT_FAILURE;
+	}
+	if (st != HIB_SIG_IMAGE && st != HIB_SIG_BROKEN) {
+		tlog(HIB_LOG_INFO, "%s: no image (%s)", hib_target_path(t), hib_sig_state_name(st));
+		hib_target_close(t);
+		return EXIT_SUCCESS;
+	}
+	/* An image: from here on we may write (to invalidate it). */
+	{
+		char *path = strdup(hib_target_path(t));
+		uint64_t off = hib_target_offset_pages(t);
+		hib_target_close(t);
+		r = path ? hib_target_open(path, off, true, &t) : -ENOMEM;
+		if (r < 0) {
+			say("%s: cannot open for writing: %s", path ? path : "?", strerror(-r));
+			free(path);
+			return EXIT_FAILURE;
+		}
+		free(path);
+	}
+	r = snapshot_open(HIB_SNAP_RESUME, &snap);
+	ctl.cfg.opts.progress = progress;
+	ctl.progress_t0 = now_ms();
+	/* Without the snapshot device the image cannot be restored: discard it all the same. */
+	r = hib_resume(t, r < 0 ? NULL : snap, &ctl.cfg.opts, NULL);
+	hib_snapshot_close(snap);
+	hib_target_close(t);
+	if (r == HIB_RESUME_NO_IMAGE)
+		return EXIT_SUCCESS;
+	say("resume failed; booting normally");
+	return EXIT_FAILURE;
+}
+
+static int do_status(void)
+{
+	struct hib_target *t = NULL;
+	struct hib_image_info info;
+	int r;
+
+	r = pick_target(false, &t);
+	if (r < 0)
+		return EXIT_FAILURE;
+	r = hib_image_info(t, &info);
+	if (r < 0) {
+		say("%s: cannot read: %s", hib_target_path(t), strerror(-r));
+		hib_target_close(t);
+		return EXIT_FAILURE;
+	}
+	printf("target: %s\n", hib_target_path(t));
+	printf("offset-pages: %" PRIu64 "\n", hib_target_offset_pages(t));
+	printf("size-bytes: %" PRIu64 "\n", hib_target_size(t));
+	printf("active-swap: %s\n", hib_target_swap_active(t, NULL) == 1 ? "yes" : "no");
+	printf("signature: %s\n", hib_sig_state_name(info.state));
+	if (info.state == HIB_SIG_IMAGE && info.header_valid) {
+		char when[64] = "?";
+		time_t c = (time_t)info.created_unix;
+		struct tm tm;
+		if (gmtime_r(&c, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		printf("image: present\n");
+		printf("image-id: %016" PRIx64 "\n", info.image_id);
+		printf("created: %s\n", when);
+		printf("kernel: %s %s (%s)\n", info.kernel_release, info.kernel_version, info.machine);
+		printf("stream-bytes: %" PRIu64 "\n", info.stream_bytes);
+		printf("image-bytes: %" PRIu64 "\n", info.stored_bytes);
+		printf("ratio: %.3f\n",
+		       info.stream_bytes ? (double)info.stored_bytes / (double)info.stream_bytes : 0.0);
+		printf("codec: %s\n", hib_codec_name(info.codec));
+		printf("blocks: %u\n", info.nr_blocks);
+		printf("extents: %u\n", info.map_extents);
+		printf("threads: %u\n", info.threads);
+		printf("snapshot-ms: %" PRIu64 "\n", info.snapshot_ms);
+		printf("write-ms: %" PRIu64 "\n", info.write_ms);
+	} else if (info.state == HIB_SIG_IMAGE || info.state == HIB_SIG_BROKEN) {
+		printf("image: damaged\n");
+	} else {
+		printf("image: none\n");
+	}
+	hib_target_close(t);
+	return EXIT_SUCCESS;
+}
+
+static int do_invalidate(void)
+{
+	struct hib_target *t = NULL;
+	int r;
+
+	r = pick_target(true, &t);
+	if (r < 0)
+		return EXIT_FAILURE;
+	r = hib_image_invalidate(t);
+	if (r < 0)
+		say("%s: unable to write the signature page: %s", hib_target_path(t), strerror(-r));
+	else if (r == 0)
+		tlog(HIB_LOG_PROGRESS, "%s: no image to invalidate", hib_target_path(t));
+	else
+		tlog(HIB_LOG_PROGRESS, "%s: image discarded, swap signature restored",
+			hib_target_path(t));
+	hib_target_close(t);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	int r = EXIT_FAILURE;
+
+	hib_set_log(log_to_stderr, NULL);
+	ctl.progress_last_pct = -1;
+	ctl.progress_tty = isatty(STDERR_FILENO);
+	parse_args(argc, argv);
+	switch (ctl.cmd) {
+	case CMD_HIBERNATE:
+		r = do_hibernate();
+		break;
+	case CMD_RESUME:
+		r = do_resume();
+		break;
+	case CMD_STATUS:
+		r = do_status();
+		break;
+	case CMD_INVALIDATE:
+		r = do_invalidate();
+		break;
+	}
+	hib_config_free(&ctl.cfg);
+	return r;
+}
