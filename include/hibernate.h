@@ -51,8 +51,10 @@ typedef void (*hib_progress_fn)(const char *phase, uint64_t done, uint64_t total
 /* ======================================================================= */
 
 enum hib_target_kind {
-	HIB_TARGET_SWAP_PARTITION = 1, /* a block device whose page 0 is a swap header */
-	HIB_TARGET_SWAPFILE = 2,       /* a swap header at offset_pages inside a block device */
+	HIB_TARGET_DEVICE = 1,    /* a block device (partition, or a swapfile by offset) or a
+				     disk image file, read and written as it is */
+	HIB_TARGET_SWAPFILE = 2,  /* a swap file, written through the blocks under it */
+	HIB_TARGET_PLAINFILE = 3, /* a prepared file that is not swap (hibernate prepare-file) */
 };
 
 /* What page 0 of the target says. */
@@ -62,6 +64,7 @@ enum hib_sig_state {
 	HIB_SIG_BROKEN = 3,    /* our signature but the tail does not check */
 	HIB_SIG_KERNEL = 4,    /* the kernel's own image (S1SUSPEND) or another tool's */
 	HIB_SIG_FOREIGN = 5,   /* not swap at all */
+	HIB_SIG_FILE = 6,      /* a prepared image file (HIBIMGFILE), no image */
 };
 
 struct hib_target;
@@ -79,7 +82,27 @@ struct hib_target;
  */
 int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
 		    struct hib_target **ret);
+/*
+ * Open a swap file or prepared image file through the device under it: the
+ * file is mapped with FIEMAP (see hib_file_locate for what is refused, with
+ * @why), its filesystem's block device is opened, and the target's page 0
+ * is the file's first page. The mapping is checked by reading that page both
+ * through the filesystem and through the device.
+ */
+int hib_target_open_file(const char *path, bool writable, struct hib_target **ret, char *why,
+			 size_t whylen);
 void hib_target_close(struct hib_target *t);
+enum hib_target_kind hib_target_kind(const struct hib_target *t);
+/* The swap file or image file behind a file target, else NULL. */
+const char *hib_target_file(const struct hib_target *t);
+
+/*
+ * Make @path (a regular file on ext4 or xfs) a plain image file of @bytes:
+ * every byte written (no holes, no unwritten extents), synced, and marked
+ * HIBIMGFILE in its first page. Refuses to overwrite a file that exists
+ * unless it is already one. @why says why on failure.
+ */
+int hib_prepare_file(const char *path, uint64_t bytes, char *why, size_t whylen);
 void hib_target_closep(struct hib_target **t);
 
 const char *hib_target_path(const struct hib_target *t);
@@ -117,6 +140,24 @@ struct hib_cmdline {
 };
 int hib_cmdline_parse(const char *text, struct hib_cmdline *ret);
 void hib_cmdline_free(struct hib_cmdline *c);
+
+/*
+ * Where a file lives on its block device (`hibernate offset`): the
+ * filesystem's device and UUID and the file's first page on it, which is
+ * what resume= and resume_offset= name. Refuses files with holes, shared,
+ * encoded, unwritten or inline extents, and btrfs; @why (NUL-terminated,
+ * @whylen bytes) then says why. Strings are malloc'ed.
+ */
+struct hib_file_location {
+	char *device;
+	char *uuid;              /* NULL when the filesystem has none */
+	uint64_t offset_pages;
+	uint64_t file_pages;
+	uint64_t extents;
+	char fstype[16];
+};
+int hib_file_locate(const char *path, struct hib_file_location *ret, char *why, size_t whylen);
+void hib_file_location_free(struct hib_file_location *l);
 
 /* ======================================================================= */
 /* Snapshot devices                                                        */
@@ -169,7 +210,10 @@ enum hib_powerdown {
 	HIB_POWERDOWN_SHUTDOWN = 0, /* reboot(RB_POWER_OFF) */
 	HIB_POWERDOWN_PLATFORM,     /* ACPI S4 through the kernel */
 	HIB_POWERDOWN_REBOOT,
-	HIB_POWERDOWN_NONE,         /* return after writing (tests) */
+	HIB_POWERDOWN_NONE,         /* return after writing, image kept (tests) */
+	HIB_POWERDOWN_SUSPEND,      /* suspend to RAM; the image is there if power is lost */
+	HIB_POWERDOWN_TEST,         /* write, then return so the caller restores it at once:
+				       see HIB_SUSPEND_TEST_WRITTEN */
 };
 
 struct hib_options {
@@ -181,6 +225,14 @@ struct hib_options {
 	uint32_t block_bytes;      /* stream bytes per block; 0 = default (256 KiB) */
 	hib_progress_fn progress;
 	void *progress_userdata;
+	/* Polled while the image is written; returning true cancels the cycle
+	 * (-ECANCELED: signature untouched, processes thawed). NULL: never. */
+	bool (*cancel)(void *userdata);
+	void *cancel_userdata;
+	/* Read the written image back and check every block before the signature. */
+	bool verify;
+	/* Turn on the swap area for the cycle if it is not active, off again after. */
+	bool auto_swapon;
 };
 
 /* Defaults: lz4, one worker per CPU, kernel's image size, shutdown. */
@@ -205,7 +257,15 @@ struct hib_stats {
 enum hib_suspend_outcome {
 	HIB_SUSPEND_RESUMED = 1,     /* the image was restored and we run again */
 	HIB_SUSPEND_WRITTEN = 2,     /* powerdown NONE: image written, system still up */
+	HIB_SUSPEND_RAM = 3,         /* powerdown SUSPEND: woke from RAM, image discarded */
+	/* powerdown TEST: image written and valid, every other process SIGSTOPped
+	 * (the snapshot is freed and thawed). Close the snapshot, then hib_resume()
+	 * from the target; if that fails, hib_test_abort() lets them run again. */
+	HIB_SUSPEND_TEST_WRITTEN = 4,
 };
+
+/* After HIB_SUSPEND_TEST_WRITTEN and a failed hib_resume: SIGCONT the others. */
+void hib_test_abort(void);
 
 /*
  * Hibernate: verify the target holds a swap signature (refusing anything else

@@ -6,6 +6,8 @@
  *   hibernate resume [options]       initramfs: load an image if there is one
  *   hibernate status [options]       what the target holds
  *   hibernate invalidate [options]   discard an image, restoring the swap area
+ *   hibernate offset FILE            resume= and resume_offset= for a file
+ *   hibernate prepare-file FILE SIZE make a plain image file (no swap needed)
  *
  * This file owns the terminal and the exit codes; libhibernate does the work.
  */
@@ -16,7 +18,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,8 +29,10 @@
 #include "hibernate.h"
 
 #define EXIT_USAGE 2
+#define EXIT_CANCELLED 3 /* the user pressed Esc: nothing happened */
+#define MIN_INT(a, b) ((a) < (b) ? (a) : (b))
 
-enum command { CMD_HIBERNATE, CMD_RESUME, CMD_STATUS, CMD_INVALIDATE };
+enum command { CMD_HIBERNATE, CMD_RESUME, CMD_STATUS, CMD_INVALIDATE, CMD_OFFSET, CMD_PREPARE };
 
 struct control {
 	enum command cmd;
@@ -39,15 +46,35 @@ struct control {
 	bool progress_tty;
 	uint64_t progress_t0;
 	int progress_last_pct;
+	bool loglevel_set;         /* -v, -q or --loglevel given */
+	bool test_cycle;           /* --test */
+	bool no_cancel;            /* --no-cancel */
+	int kmsg_fd;               /* messages also go to the kernel log */
+	const char *args[2];       /* FILE [SIZE] of offset / prepare-file */
 };
 
 static struct control ctl = { .loglevel = HIB_LOG_PROGRESS };
+
+/* Into dmesg too, so the messages of a cycle survive it (the journal picks them up). */
+static void log_to_kmsg(enum hib_loglevel level, const char *msg)
+{
+	static const int prio[] = { 7, 3, 4, 6, 6, 7 };
+	char line[1100];
+	int n;
+
+	if (ctl.kmsg_fd < 0 || level == HIB_LOG_PROGRESS)
+		return;
+	n = snprintf(line, sizeof(line), "<%d>hibernate: %s\n", prio[level], msg);
+	if (n > 0 && write(ctl.kmsg_fd, line, (size_t)MIN_INT(n, (int)sizeof(line) - 1)) < 0)
+		ctl.kmsg_fd = -1;
+}
 
 static void log_to_stderr(enum hib_loglevel level, const char *msg, void *ud)
 {
 	(void)ud;
 	if ((int)level > ctl.loglevel)
 		return;
+	log_to_kmsg(level, msg);
 	if (ctl.progress_tty && ctl.progress_last_pct >= 0)
 		fputc('\n', stderr), ctl.progress_last_pct = -1;
 	fprintf(stderr, "hibernate: %s%s\n", level == HIB_LOG_WARN ? "warning: " : "", msg);
@@ -127,6 +154,8 @@ static void __attribute__((noreturn)) usage(void)
 	       " hibernate resume [options]       load and restore an image (initramfs)\n"
 	       " hibernate status [options]       show the target and its image\n"
 	       " hibernate invalidate [options]   discard an image, keep the swap area\n"
+	       " hibernate offset FILE            kernel parameters that locate FILE\n"
+	       " hibernate prepare-file FILE MB   make FILE an image file of MB MiB (no swap)\n"
 	       "\n"
 	       "Options:\n"
 	       " -d, --device DEV       target: /dev/…, UUID=…, LABEL=…, PARTUUID=…, MAJ:MIN\n"
@@ -134,7 +163,13 @@ static void __attribute__((noreturn)) usage(void)
 	       " -c, --compress CODEC   none, lz4 (default) or zstd[:LEVEL]\n"
 	       " -t, --threads N        codec threads (default: one per CPU)\n"
 	       "     --image-size MB    preferred image size in MiB, or 'min'\n"
-	       "     --powerdown MODE   shutdown (default), platform or reboot\n"
+	       "     --powerdown MODE   shutdown (default), platform, reboot or suspend\n"
+	       "                        (suspend: sleep in RAM, resume from disk if power is lost)\n"
+	       "     --test             write the image, then restore it at once: no power-off\n"
+	       "     --verify           read the image back and check it before powering off\n"
+	       "     --no-cancel        Esc does not cancel while the image is written\n"
+	       "     --loglevel N       0 silent, 1 errors, 2 warnings, 3 progress (default),\n"
+	       "                        4 info, 5 debug; messages also go to the kernel log\n"
 	       "     --config FILE      configuration file (default " HIB_CONFIG_PATH ")\n"
 	       " -v, --verbose          more messages (repeat for debug)\n"
 	       " -q, --quiet            errors only\n"
@@ -143,6 +178,9 @@ static void __attribute__((noreturn)) usage(void)
 	       "\n"
 	       "Without --device the target is, in order: 'device' in the config file, the\n"
 	       "kernel's resume= and resume_offset=, the only active swap partition.\n"
+	       "DEV may be a swap file or an image file (prepare-file): hibernate writes to\n"
+	       "the blocks under it, and resume finds it by resume= and resume_offset=.\n"
+	       "Exit status: 0 done (or resumed), 1 failed, 2 bad usage, 3 cancelled.\n"
 	       "See hibernate(8).\n");
 	exit(EXIT_SUCCESS);
 }
@@ -169,7 +207,17 @@ static void set_option(const char *key, const char *value)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { OPT_IMAGE_SIZE = 256, OPT_POWERDOWN, OPT_CONFIG, OPT_SNAPSHOT, OPT_NO_POWEROFF };
+	enum {
+		OPT_IMAGE_SIZE = 256,
+		OPT_POWERDOWN,
+		OPT_CONFIG,
+		OPT_SNAPSHOT,
+		OPT_TEST,
+		OPT_VERIFY,
+		OPT_NO_CANCEL,
+		OPT_LOGLEVEL,
+		OPT_AUTO_SWAPON,
+	};
 	static const struct option longopts[] = {
 		{ "device", required_argument, NULL, 'd' },
 		{ "offset", required_argument, NULL, 'o' },
@@ -179,6 +227,11 @@ static void parse_args(int argc, char **argv)
 		{ "powerdown", required_argument, NULL, OPT_POWERDOWN },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "snapshot-device", required_argument, NULL, OPT_SNAPSHOT },
+		{ "test", no_argument, NULL, OPT_TEST },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "no-cancel", no_argument, NULL, OPT_NO_CANCEL },
+		{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
+		{ "auto-swapon", no_argument, NULL, OPT_AUTO_SWAPON },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -187,6 +240,8 @@ static void parse_args(int argc, char **argv)
 	};
 	/* Options are applied after the config file, so collect them first. */
 	const char *compress = NULL, *threads = NULL, *image_size = NULL, *powerdown = NULL;
+	const char *loglevel = NULL;
+	bool verify = false, auto_swapon = false;
 	char err[256];
 	unsigned line = 0;
 	int c, r;
@@ -224,12 +279,29 @@ static void parse_args(int argc, char **argv)
 		case OPT_SNAPSHOT:
 			ctl.snapshot_path = optarg;
 			break;
+		case OPT_TEST:
+			ctl.test_cycle = true;
+			break;
+		case OPT_VERIFY:
+			verify = true;
+			break;
+		case OPT_NO_CANCEL:
+			ctl.no_cancel = true;
+			break;
+		case OPT_AUTO_SWAPON:
+			auto_swapon = true;
+			break;
+		case OPT_LOGLEVEL:
+			loglevel = optarg;
+			break;
 		case 'v':
 			if (ctl.loglevel < HIB_LOG_DEBUG)
 				ctl.loglevel++;
+			ctl.loglevel_set = true;
 			break;
 		case 'q':
 			ctl.loglevel = HIB_LOG_ERR;
+			ctl.loglevel_set = true;
 			break;
 		case 'h':
 			usage();
@@ -250,8 +322,21 @@ static void parse_args(int argc, char **argv)
 			ctl.cmd = CMD_INVALIDATE;
 		else if (strcmp(cmd, "hibernate") == 0)
 			ctl.cmd = CMD_HIBERNATE;
+		else if (strcmp(cmd, "offset") == 0)
+			ctl.cmd = CMD_OFFSET;
+		else if (strcmp(cmd, "prepare-file") == 0)
+			ctl.cmd = CMD_PREPARE;
 		else
 			bad_usage("unknown command '%s'", cmd);
+	}
+	if (ctl.cmd == CMD_OFFSET || ctl.cmd == CMD_PREPARE) {
+		int want = ctl.cmd == CMD_OFFSET ? 1 : 2;
+		if (argc - optind != want)
+			bad_usage(ctl.cmd == CMD_OFFSET ? "offset: name one FILE"
+							 : "prepare-file: name FILE and SIZE in MiB");
+		ctl.args[0] = argv[optind];
+		ctl.args[1] = want == 2 ? argv[optind + 1] : NULL;
+		optind += want;
 	}
 	if (optind < argc)
 		bad_usage("unexpected argument '%s'", argv[optind]);
@@ -277,6 +362,18 @@ static void parse_args(int argc, char **argv)
 		set_option("image-size", image_size);
 	if (powerdown)
 		set_option("powerdown", powerdown);
+	if (verify)
+		ctl.cfg.opts.verify = true;
+	if (auto_swapon)
+		ctl.cfg.opts.auto_swapon = true;
+	if (ctl.no_cancel)
+		ctl.cfg.cancel = false;
+	if (loglevel) {
+		set_option("loglevel", loglevel);
+		ctl.loglevel = ctl.cfg.loglevel;
+	} else if (!ctl.loglevel_set && ctl.cfg.loglevel >= 0) {
+		ctl.loglevel = ctl.cfg.loglevel;
+	}
 }
 
 /* --device, then the config file, then the kernel command line and /proc/swaps. */
@@ -305,6 +402,19 @@ static int pick_target(bool writable, struct hib_target **ret)
 		spec = guessed;
 		if (!ctl.offset_set && !ctl.cfg.offset_set)
 			offset = off;
+	}
+	/* A swap file or image file: hibernate writes to the blocks under it. Reading
+	 * (status) and invalidating go through the filesystem, which is right then. */
+	if (ctl.cmd == CMD_HIBERNATE && !ctl.offset_set) {
+		struct stat st;
+		if (stat(spec, &st) == 0 && S_ISREG(st.st_mode)) {
+			char why[512];
+			r = hib_target_open_file(spec, writable, ret, why, sizeof(why));
+			if (r < 0)
+				say("%s: cannot be a hibernation target: %s", spec, why);
+			free(guessed);
+			return r;
+		}
 	}
 	r = hib_target_open(spec, offset, writable, ret);
 	if (r < 0) {
@@ -349,11 +459,79 @@ static int snapshot_open(enum hib_snapshot_mode mode, struct hib_snapshot **ret)
 	return r;
 }
 
+/* ---- Esc cancels ------------------------------------------------------- */
+
+static struct termios saved_tio;
+static bool tio_saved;
+
+/* Raw, non-blocking keys from the console for the length of the write. */
+static void cancel_arm(void)
+{
+	struct termios tio;
+
+	if (!ctl.cfg.cancel || !isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tio) < 0)
+		return;
+	tio = saved_tio;
+	tio.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	tio.c_cc[VMIN] = 0;
+	tio.c_cc[VTIME] = 0;
+	/* An Esc typed before the cycle started is not a request to cancel it. */
+	tcflush(STDIN_FILENO, TCIFLUSH);
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &tio) == 0)
+		tio_saved = true;
+}
+
+static void cancel_disarm(void)
+{
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	tio_saved = false;
+}
+
+static bool cancel_requested(void *ud)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	char buf[64];
+
+	(void)ud;
+	if (!tio_saved)
+		return false;
+	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
+		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (n <= 0)
+			return false;
+		if (memchr(buf, 0x1b, (size_t)n))
+			return true;
+	}
+	return false;
+}
+
+/* --test: restore the image just written, as the initramfs would. */
+static int test_restore(struct hib_target *t)
+{
+	struct hib_snapshot *snap = NULL;
+	int r;
+
+	tlog(HIB_LOG_PROGRESS, "test cycle: image written, restoring it now");
+	r = snapshot_open(HIB_SNAP_RESUME, &snap);
+	if (r == 0) {
+		ctl.progress_last_pct = -1;
+		ctl.progress_t0 = now_ms();
+		r = hib_resume(t, snap, &ctl.cfg.opts, NULL);
+		hib_snapshot_close(snap);
+	}
+	/* Still here: the restore did not happen. Everything else was stopped for it. */
+	hib_test_abort();
+	say("test cycle: the image could not be restored; the system keeps running");
+	return r;
+}
+
 static int do_hibernate(void)
 {
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_stats st;
+	const char *name;
 	int r;
 
 	r = pick_target(true, &t);
@@ -364,21 +542,82 @@ static int do_hibernate(void)
 		hib_target_close(t);
 		return EXIT_FAILURE;
 	}
-	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s)", hib_target_path(t),
-		hib_codec_name(ctl.cfg.opts.codec));
+	name = hib_target_file(t) ? hib_target_file(t) : hib_target_path(t);
+	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s)%s", name, hib_codec_name(ctl.cfg.opts.codec),
+	     ctl.cfg.cancel && isatty(STDIN_FILENO) ? "; Esc cancels while the image is written"
+						    : "");
+	if (ctl.test_cycle)
+		ctl.cfg.opts.powerdown = HIB_POWERDOWN_TEST;
 	ctl.cfg.opts.progress = progress;
+	ctl.cfg.opts.cancel = cancel_requested;
 	ctl.progress_t0 = now_ms();
+	cancel_arm();
 	r = hib_suspend(t, snap, &ctl.cfg.opts, &st);
+	cancel_disarm();
 	hib_snapshot_close(snap);
+	if (r == HIB_SUSPEND_TEST_WRITTEN)
+		r = test_restore(t);
 	hib_target_close(t);
-	if (r == HIB_SUSPEND_RESUMED) {
+	switch (r) {
+	case HIB_SUSPEND_RESUMED:
 		tlog(HIB_LOG_PROGRESS, "resumed");
 		return EXIT_SUCCESS;
-	}
-	if (r == HIB_SUSPEND_WRITTEN)
+	case HIB_SUSPEND_RAM:
+		tlog(HIB_LOG_PROGRESS, "woke up from RAM; the image on disk was discarded");
 		return EXIT_SUCCESS;
+	case HIB_SUSPEND_WRITTEN:
+		return EXIT_SUCCESS;
+	case -ECANCELED:
+		say("cancelled: nothing was saved, the system keeps running");
+		return EXIT_CANCELLED;
+	}
 	say("hibernation failed, the system keeps running");
 	return EXIT_FAILURE;
+}
+
+static void print_location(const char *path, const struct hib_file_location *l)
+{
+	printf("file: %s (%s, %" PRIu64 " pages in %" PRIu64 " extent%s)\n", path, l->fstype,
+	       l->file_pages, l->extents, l->extents == 1 ? "" : "s");
+	printf("device: %s\n", l->device);
+	if (l->uuid)
+		printf("resume=UUID=%s resume_offset=%" PRIu64 "\n", l->uuid, l->offset_pages);
+	printf("resume=%s resume_offset=%" PRIu64 "\n", l->device, l->offset_pages);
+}
+
+static int do_offset(void)
+{
+	struct hib_file_location l;
+	char why[512];
+	int r = hib_file_locate(ctl.args[0], &l, why, sizeof(why));
+
+	if (r < 0) {
+		say("%s: cannot be located for resume: %s", ctl.args[0], why);
+		return EXIT_FAILURE;
+	}
+	print_location(ctl.args[0], &l);
+	hib_file_location_free(&l);
+	return EXIT_SUCCESS;
+}
+
+static int do_prepare(void)
+{
+	char why[512], *end;
+	unsigned long long mb;
+	int r;
+
+	errno = 0;
+	mb = strtoull(ctl.args[1], &end, 10);
+	if (errno || *end || mb == 0 || mb > (1ull << 30) || ctl.args[1][0] == '-')
+		bad_usage("prepare-file: '%s' is not a size in MiB", ctl.args[1]);
+	r = hib_prepare_file(ctl.args[0], mb << 20, why, sizeof(why));
+	if (r < 0) {
+		say("%s: %s", ctl.args[0], why);
+		return EXIT_FAILURE;
+	}
+	tlog(HIB_LOG_PROGRESS, "%s: image file of %llu MiB ready; set device = %s in %s", ctl.args[0],
+	     mb, ctl.args[0], HIB_CONFIG_PATH);
+	return do_offset();
 }
 
 static int do_resume(void)
@@ -521,7 +760,11 @@ int main(int argc, char **argv)
 	hib_set_log(log_to_stderr, NULL);
 	ctl.progress_last_pct = -1;
 	ctl.progress_tty = isatty(STDERR_FILENO);
+	ctl.kmsg_fd = -1;
 	parse_args(argc, argv);
+	/* The cycle's messages belong in the kernel log; queries need not go there. */
+	if (ctl.cmd == CMD_HIBERNATE || ctl.cmd == CMD_RESUME)
+		ctl.kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	switch (ctl.cmd) {
 	case CMD_HIBERNATE:
 		r = do_hibernate();
@@ -535,7 +778,15 @@ int main(int argc, char **argv)
 	case CMD_INVALIDATE:
 		r = do_invalidate();
 		break;
+	case CMD_OFFSET:
+		r = do_offset();
+		break;
+	case CMD_PREPARE:
+		r = do_prepare();
+		break;
 	}
+	if (ctl.kmsg_fd >= 0)
+		close(ctl.kmsg_fd);
 	hib_config_free(&ctl.cfg);
 	return r;
 }

@@ -12,9 +12,11 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/swap.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <xxhash.h>
@@ -36,10 +38,10 @@ struct suspend_ctx {
 	uint64_t last_progress_ms;
 };
 
-static int alloc_page(struct hib_snapshot *snap, uint64_t *off)
+static int alloc_page(struct suspend_ctx *sc, uint64_t *off)
 {
 	for (int tries = 0;; tries++) {
-		int r = snap->ops->alloc_swap_page(snap, off);
+		int r = hib_target_alloc_page(sc->t, sc->snap, off);
 		/* /dev/snapshot's ioctls only trylock the mutex our reader holds in read(). */
 		if (r != -EBUSY || tries > 100000)
 			return r;
@@ -103,11 +105,11 @@ static void *writer_main(void *arg)
 		lp = sc->map.pages;
 		for (uint64_t i = 0; i < pages; i++) {
 			uint64_t off;
-			r = alloc_page(sc->snap, &off);
+			r = alloc_page(sc, &off);
 			if (r == -ENOSPC) {
-				log_err(r, "%s: not enough swap space: %llu MiB written of a %llu MiB "
+				log_err(r, "%s: not enough space: %llu MiB written of a %llu MiB "
 					   "stream, the area is full (%llu MiB)",
-					sc->t->path,
+					sc->t->file ? sc->t->file : sc->t->path,
 					(unsigned long long)(sc->map.pages * HIB_PAGE_SIZE >> 20),
 					(unsigned long long)(sc->stream_bytes >> 20),
 					(unsigned long long)(sc->t->size >> 20));
@@ -159,6 +161,12 @@ static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 
 		if (!job)
 			return sc->writer_err ? sc->writer_err : -ECANCELED;
+		if (sc->o->cancel && sc->o->cancel(sc->o->cancel_userdata)) {
+			log_warn("cancelled while writing the image, at %llu of %llu MiB",
+				 (unsigned long long)(off >> 20),
+				 (unsigned long long)(sc->stream_bytes >> 20));
+			return -ECANCELED;
+		}
 		buf = job->in;
 		job->in_len = 0;
 		while (job->in_len < sc->ep.block_bytes) {
@@ -196,6 +204,54 @@ static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 	return 0;
 }
 
+/*
+ * --verify: read every block back from the disk and check it, as resume will,
+ * before the signature makes the image count. Catches a disk or a mapping
+ * that does not return what was written.
+ */
+static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
+{
+	struct hib_codec_ctx *c = sc->ep.ctx[0]; /* the workers have stopped */
+	uint32_t block_bytes = sc->ep.block_bytes;
+	_cleanup_(freep) uint8_t *rec = hib_alloc_pages(codec_record_bound(block_bytes));
+	_cleanup_(freep) uint8_t *out = hib_alloc_pages(block_bytes);
+	XXH3_state_t st;
+	uint64_t lp = 0, stream = 0, t0 = hib_now_ms();
+	int r;
+
+	/* Allocated after the snapshot: small, and the image already made room. */
+	if (!rec || !out)
+		return -ENOMEM;
+	XXH3_64bits_reset_withSeed(&st, sc->image_id);
+	for (uint32_t i = 0; i < sc->nr_blocks; i++) {
+		struct hib_block_hdr *b = (struct hib_block_hdr *)rec;
+		uint64_t pages;
+
+		r = engine_read_logical(sc->t, &sc->map, lp, rec, 1);
+		if (r < 0)
+			return log_err(r, "verify: reading block %u failed: %m", i);
+		r = hib_block_hdr_check(b, i, block_bytes);
+		pages = r < 0 ? 0 : hib_block_pages(b->stored_bytes);
+		if (r == 0 && pages > 1)
+			r = engine_read_logical(sc->t, &sc->map, lp + 1, rec + HIB_PAGE_SIZE,
+						pages - 1);
+		if (r == 0 && b->stream_offset != stream)
+			r = -EBADMSG;
+		if (r == 0)
+			r = codec_decode(c, rec, out);
+		if (r < 0)
+			return log_err(r, "verify: block %u does not read back as written", i);
+		XXH3_64bits_update(&st, out, b->raw_bytes);
+		stream += b->raw_bytes;
+		lp += pages;
+	}
+	if (stream != sc->stream_bytes || XXH3_64bits_digest(&st) != stream_xxh3)
+		return log_err(-EBADMSG, "verify: the image read back differs from the snapshot");
+	log_info("verify: %u blocks read back and checked in %llu ms", sc->nr_blocks,
+		 (unsigned long long)(hib_now_ms() - t0));
+	return 0;
+}
+
 /* Map pages, chained; each allocated from the swap area like the data. */
 static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_pages)
 {
@@ -207,7 +263,7 @@ static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_
 	if (!offs || !mp)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		r = alloc_page(sc->snap, &offs[i]);
+		r = alloc_page(sc, &offs[i]);
 		if (r < 0)
 			return log_err(r, "%s: no swap page left for the extent map: %m",
 				       sc->t->path);
@@ -285,7 +341,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	r = write_map(sc, &h->map_offset, &h->map_pages);
 	if (r < 0)
 		return r;
-	r = alloc_page(sc->snap, &hdr_off);
+	r = alloc_page(sc, &hdr_off);
 	if (r < 0)
 		return log_err(r, "%s: no swap page left for the image header: %m", sc->t->path);
 	h->stat_write_ms = hib_now_ms() - t0;
@@ -293,6 +349,11 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	r = hib_target_write(sc->t, hdr_off, h, HIB_PAGE_SIZE);
 	if (r < 0)
 		return log_err(r, "%s: writing the image header failed: %m", sc->t->path);
+	if (sc->o->verify) {
+		r = verify_image(sc, stream_xxh3);
+		if (r < 0)
+			return r;
+	}
 	/* Everything must be on the disk before the signature says it is there. */
 	r = hib_target_sync(sc->t);
 	if (r < 0)
@@ -320,8 +381,10 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	return 0;
 }
 
-static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t *page)
+static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t *page,
+			bool auto_swapon, bool *ret_swapped_on)
 {
+	const char *name = t->file ? t->file : t->path;
 	enum hib_sig_state st;
 	int r;
 
@@ -329,29 +392,53 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 		return -EBADF;
 	r = hib_sig_read(t, page, &st);
 	if (r < 0)
-		return log_err(r, "%s: unable to read the swap header: %m", t->path);
+		return log_err(r, "%s: unable to read the swap header: %m", name);
 	switch (st) {
 	case HIB_SIG_SWAP:
+		if (t->kind == HIB_TARGET_PLAINFILE)
+			return log_err(-EMEDIUMTYPE, "%s: changed under us", name);
 		break;
+	case HIB_SIG_FILE:
+		if (t->kind != HIB_TARGET_PLAINFILE)
+			return log_err(-EMEDIUMTYPE,
+				       "%s at page %llu holds an image file: name the file "
+				       "itself with --device FILE, so its pages can be mapped",
+				       t->path, (unsigned long long)t->offset_pages);
+		return 0;
 	case HIB_SIG_IMAGE:
 	case HIB_SIG_BROKEN:
 		return log_err(-EEXIST,
 			       "%s already holds a hibernation image; resume it, or discard it "
 			       "with: hibernate invalidate --device %s",
-			       t->path, t->path);
+			       name, name);
 	default:
 		return log_err(-EMEDIUMTYPE,
 			       "%s is not a swap area (%s); refusing to write to it. Make it one "
 			       "with mkswap, or name the right device with --device",
-			       t->path, hib_sig_state_name(st));
+			       name, hib_sig_state_name(st));
 	}
-	if (!snap->is_fake) {
+	if (!snap->is_fake && hib_target_is_swap(t)) {
 		r = hib_target_swap_active(t, NULL);
+		if (r == 0 && auto_swapon) {
+			/* Only a named file or device can be turned on; the kernel wants the
+			 * swap area active to hand out its pages. */
+			if (t->offset_pages && !t->file)
+				return log_err(-ENXIO,
+					       "%s: a swap file named by device and offset cannot "
+					       "be turned on: name the file with --device",
+					       t->path);
+			if (swapon(name, 0) < 0)
+				return log_err(-errno, "swapon %s failed: %m", name);
+			log_info("%s: swap turned on for this cycle", name);
+			*ret_swapped_on = true;
+			r = 1;
+		}
 		if (r == 0)
 			return log_err(-ENXIO,
 				       "%s is not an active swap area; the kernel hands out image "
-				       "pages only from active swap: swapon %s",
-				       t->path, t->path);
+				       "pages only from active swap: swapon %s (or set "
+				       "auto-swapon = yes in /etc/hibernate.conf)",
+				       name, name);
 	}
 	return 0;
 }
@@ -363,7 +450,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	_cleanup_(freep) uint8_t *orig_page = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(freep) struct hib_header *h = hib_alloc_pages(HIB_PAGE_SIZE);
 	uint32_t block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES;
-	bool frozen = false, image = false, sig_written = false;
+	bool frozen = false, image = false, sig_written = false, swapped_on = false;
 	int in_suspend = 0, r;
 	uint64_t t0;
 
@@ -371,20 +458,28 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		return -ENOMEM;
 	if (block_bytes % HIB_PAGE_SIZE || block_bytes > (16u << 20))
 		return -EINVAL;
-	r = check_target(t, snap, orig_page);
+	r = check_target(t, snap, orig_page, o->auto_swapon, &swapped_on);
 	if (r < 0)
-		return r;
+		goto early_out;
 
-	r = snap->ops->set_swap_area(snap, t->dev, t->offset_pages);
-	if (r < 0)
-		return log_err(r, "%s: the kernel refused it as the image's swap area: %m", t->path);
+	if (hib_target_is_swap(t)) {
+		r = snap->ops->set_swap_area(snap, t->dev, t->offset_pages);
+		if (r < 0) {
+			log_err(r, "%s: the kernel refused it as the image's swap area: %m",
+				t->file ? t->file : t->path);
+			goto early_out;
+		}
+	}
+	hib_target_alloc_reset(t, snap);
 
 	/* Everything the cycle needs is allocated now: nothing may need swap once frozen. */
 	sc.image_id = hib_random_u64();
 	r = engine_pipe_new(o, block_bytes, sc.image_id, encode_work, block_bytes,
 			    codec_record_bound(block_bytes), &sc.ep);
-	if (r < 0)
-		return log_err(r, "allocating the pipeline's buffers failed: %m");
+	if (r < 0) {
+		log_err(r, "allocating the pipeline's buffers failed: %m");
+		goto early_out;
+	}
 	log_debug("pipeline: %u worker threads, %zu KiB of buffers", sc.ep.workers,
 		  pipeline_memory(sc.ep.pipe) >> 10);
 
@@ -436,11 +531,10 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		/* We are the restored system. The resume side has invalidated the image. */
 		snap->ops->free_image(snap);
 		snap->ops->unfreeze(snap);
-		engine_pipe_free(&sc.ep);
-		munlockall();
+		r = HIB_SUSPEND_RESUMED;
 		if (ret_stats)
 			memset(ret_stats, 0, sizeof(*ret_stats));
-		return HIB_SUSPEND_RESUMED;
+		goto out;
 	}
 	h->stat_snapshot_ms = hib_now_ms() - t0;
 
@@ -470,7 +564,34 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		sig_written = false; /* the image stays: the caller asked for exactly that */
 		goto out;
 	}
-	r = snap->ops->power_off(snap, o->powerdown);
+	if (o->powerdown == HIB_POWERDOWN_TEST) {
+		/* The caller restores the image next, through a new handle; closing this
+		 * one thaws everything. Stop the others first: whatever they did in
+		 * between would be on disk but not in the restored memory. */
+		if (!snap->is_fake)
+			kill(-1, SIGSTOP);
+		r = HIB_SUSPEND_TEST_WRITTEN;
+		sig_written = false;
+		goto out;
+	}
+	if (o->powerdown == HIB_POWERDOWN_SUSPEND) {
+		/* Suspend to both: sleep in RAM with the image on disk. Back here means
+		 * RAM survived: the image must go, the filesystems will move on. */
+		r = snap->ops->s2ram(snap);
+		if (r == 0) {
+			r = HIB_SUSPEND_RAM;
+			goto out; /* sig_written: the image is discarded below */
+		}
+		log_warn("suspend to RAM failed (%s); powering off instead", strerror(-r));
+		r = snap->ops->power_off(snap, HIB_POWERDOWN_SHUTDOWN);
+		if (r == 0 && snap->is_fake) {
+			r = HIB_SUSPEND_WRITTEN;
+			sig_written = false;
+			goto out;
+		}
+	} else {
+		r = snap->ops->power_off(snap, o->powerdown);
+	}
 	/* Still here: the machine did not power down. */
 	if (r == 0 && snap->is_fake) {
 		r = HIB_SUSPEND_WRITTEN;
@@ -487,9 +608,9 @@ out:
 			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
 				t->path, t->path);
 	}
-	if (r < 0 || r == HIB_SUSPEND_WRITTEN) {
+	if (r < 0 || r > 1) { /* anything but resumed: let go of the image, thaw */
 		if (r < 0)
-			snap->ops->free_swap_pages(snap);
+			hib_target_alloc_reset(t, snap);
 		if (image)
 			snap->ops->free_image(snap);
 		if (frozen)
@@ -497,7 +618,16 @@ out:
 	}
 	if (!snap->is_fake)
 		munlockall();
+early_out:
 	engine_pipe_free(&sc.ep);
 	extmap_free(&sc.map);
+	/* After the cycle, whichever way it ended (resumed, failed, cancelled). */
+	if (swapped_on && swapoff(t->file ? t->file : t->path) < 0)
+		log_warn("swapoff %s failed: %s", t->file ? t->file : t->path, strerror(errno));
 	return r;
+}
+
+void hib_test_abort(void)
+{
+	kill(-1, SIGCONT);
 }

@@ -68,7 +68,8 @@ int hib_header_check(const struct hib_header *h, uint64_t image_id, uint64_t exp
 		return -EBADMSG;
 	if (h->stream_bytes == 0 || h->stream_bytes % HIB_PAGE_SIZE)
 		return -EBADMSG;
-	if ((h->stream_bytes + h->block_raw_bytes - 1) / h->block_raw_bytes != h->nr_blocks)
+	if (h->stream_bytes / h->block_raw_bytes + (h->stream_bytes % h->block_raw_bytes != 0) !=
+	    (uint64_t)h->nr_blocks)
 		return -EBADMSG;
 	if (h->map_offset % HIB_PAGE_SIZE || h->map_pages == 0 ||
 	    h->map_extents > (uint64_t)h->map_pages * HIB_MAP_ENTRIES)
@@ -130,7 +131,9 @@ int hib_block_hdr_check(const struct hib_block_hdr *b, uint32_t index, uint32_t 
 		break;
 	case HIB_BLOCK_LZ4:
 	case HIB_BLOCK_ZSTD:
-		if (b->stored_bytes == 0 || b->stored_bytes > max_raw + max_raw / 64 + 1024)
+		/* Compressed payloads are kept only when they save a page, so they are
+		 * always smaller than the raw block: a record never outgrows a raw one. */
+		if (b->stored_bytes == 0 || b->stored_bytes >= b->raw_bytes)
 			return -EBADMSG;
 		break;
 	default:

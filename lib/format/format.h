@@ -50,6 +50,8 @@
 #define HIB_SWAP_SIG      "SWAPSPACE2"
 #define HIB_IMAGE_SIG     "S2SUSPEND\0"
 #define HIB_SIG_LEN       10u
+/* A plain image file (no swap) carries this where a swap area has SWAPSPACE2. */
+#define HIB_FILE_SIG      "HIBIMGFILE"
 
 #define HIB_TAIL_MAGIC    "HIBERNATE-TAIL01"   /* 16 bytes, no NUL */
 #define HIB_FORMAT_VERSION 1u

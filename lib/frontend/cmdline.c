@@ -10,21 +10,6 @@
 
 #include "util.h"
 
-static int parse_u64(const char *s, uint64_t *ret)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
 int hib_cmdline_parse(const char *text, struct hib_cmdline *ret)
 {
 	struct hib_cmdline c = { 0 };
@@ -54,9 +39,16 @@ int hib_cmdline_parse(const char *text, struct hib_cmdline *ret)
 			if (word[7] && !c.resume)
 				return -ENOMEM;
 		} else if (strncmp(word, "resume_offset=", 14) == 0) {
-			/* A bad number is ignored, as the kernel does. */
-			if (parse_u64(word + 14, &c.resume_offset) < 0)
-				c.resume_offset = 0;
+			/* Read as the kernel reads it (sscanf "%llu": decimal, leading
+			 * digits); a value it cannot read leaves the previous one, and so
+			 * does a signed one, which could only wrap to nonsense. */
+			if (isdigit((unsigned char)word[14])) {
+				unsigned long long v;
+				errno = 0;
+				v = strtoull(word + 14, NULL, 10);
+				if (errno == 0) /* an overflow is nonsense too */
+					c.resume_offset = v;
+			}
 		} else if (strcmp(word, "noresume") == 0) {
 			c.noresume = true;
 		} else if (strcmp(word, "nohibernate") == 0 || strcmp(word, "hibernate=no") == 0) {

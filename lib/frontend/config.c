@@ -83,6 +83,29 @@ int hib_config_set(struct hib_config *c, const char *key, const char *value, cha
 			goto bad;
 		return 0;
 	}
+	if (strcmp(key, "loglevel") == 0) {
+		if (parse_uint(value, 5, &u) < 0)
+			goto bad;
+		c->loglevel = (int)u;
+		return 0;
+	}
+	if (strcmp(key, "cancel") == 0 || strcmp(key, "verify") == 0 ||
+	    strcmp(key, "auto-swapon") == 0) {
+		bool v;
+		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "1"))
+			v = true;
+		else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0"))
+			v = false;
+		else
+			goto bad;
+		if (key[0] == 'c')
+			c->cancel = v;
+		else if (key[0] == 'v')
+			c->opts.verify = v;
+		else
+			c->opts.auto_swapon = v;
+		return 0;
+	}
 	if (strcmp(key, "powerdown") == 0) {
 		if (strcmp(value, "shutdown") == 0)
 			c->opts.powerdown = HIB_POWERDOWN_SHUTDOWN;
@@ -90,6 +113,8 @@ int hib_config_set(struct hib_config *c, const char *key, const char *value, cha
 			c->opts.powerdown = HIB_POWERDOWN_PLATFORM;
 		else if (strcmp(value, "reboot") == 0)
 			c->opts.powerdown = HIB_POWERDOWN_REBOOT;
+		else if (strcmp(value, "suspend") == 0)
+			c->opts.powerdown = HIB_POWERDOWN_SUSPEND;
 		else
 			goto bad;
 		return 0;
@@ -104,6 +129,8 @@ bad:
 void hib_config_init(struct hib_config *c)
 {
 	memset(c, 0, sizeof(*c));
+	c->loglevel = -1;
+	c->cancel = true;
 	hib_options_init(&c->opts);
 }
 

@@ -14,6 +14,8 @@ struct hib_config {
 	char *device;
 	uint64_t offset;
 	bool offset_set;
+	int loglevel;          /* -1: not set */
+	bool cancel;           /* Esc cancels while writing (default yes) */
 	struct hib_options opts;
 };
 

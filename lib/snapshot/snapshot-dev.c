@@ -177,9 +177,16 @@ static int dev_power_off(struct hib_snapshot *s, enum hib_powerdown how)
 		reboot(RB_AUTOBOOT);
 		return -errno;
 	case HIB_POWERDOWN_NONE:
+	case HIB_POWERDOWN_SUSPEND:
+	case HIB_POWERDOWN_TEST:
 		return 0;
 	}
 	return -EINVAL;
+}
+
+static int dev_s2ram(struct hib_snapshot *s)
+{
+	return xioctl_val(s, SNAPSHOT_S2RAM, 0);
 }
 
 static void dev_close(struct hib_snapshot *s)
@@ -207,6 +214,7 @@ static const struct hib_snapshot_ops dev_ops = {
 	.write_page = dev_write_page,
 	.atomic_restore = dev_atomic_restore,
 	.power_off = dev_power_off,
+	.s2ram = dev_s2ram,
 	.close = dev_close,
 };
 

@@ -268,6 +268,11 @@ static int fake_power_off(struct hib_snapshot *s, enum hib_powerdown how)
 	return 0;
 }
 
+static int fake_s2ram(struct hib_snapshot *s)
+{
+	return FAKE(s)->frozen ? 0 : -EPERM;
+}
+
 static void fake_close(struct hib_snapshot *s)
 {
 	free(s);
@@ -289,6 +294,7 @@ static const struct hib_snapshot_ops fake_ops = {
 	.write_page = fake_write_page,
 	.atomic_restore = fake_atomic_restore,
 	.power_off = fake_power_off,
+	.s2ram = fake_s2ram,
 	.close = fake_close,
 };
 

@@ -32,6 +32,8 @@ struct hib_snapshot_ops {
 	/* Does not return on success on the real device. */
 	int (*atomic_restore)(struct hib_snapshot *s);
 	int (*power_off)(struct hib_snapshot *s, enum hib_powerdown how);
+	/* Suspend to RAM while frozen; returns after the wake-up. */
+	int (*s2ram)(struct hib_snapshot *s);
 	void (*close)(struct hib_snapshot *s);
 };
 

@@ -6,6 +6,7 @@
  * we replaced, so putting them back gives the user their swap area bit for
  * bit — uuid and label included.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "target.h"
@@ -24,6 +25,8 @@ static enum hib_sig_state classify(const uint8_t page[HIB_PAGE_SIZE])
 
 	if (memcmp(sig, HIB_SWAP_SIG, HIB_SIG_LEN) == 0)
 		return HIB_SIG_SWAP;
+	if (memcmp(sig, HIB_FILE_SIG, HIB_SIG_LEN) == 0)
+		return HIB_SIG_FILE;
 	if (hib_tail_is_ours(page)) {
 		const struct hib_sig_tail *t =
 			(const void *)(page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE);
@@ -48,6 +51,8 @@ const char *hib_sig_state_name(enum hib_sig_state s)
 		return "another program's hibernation image";
 	case HIB_SIG_FOREIGN:
 		return "not a swap area";
+	case HIB_SIG_FILE:
+		return "image file (HIBIMGFILE), no image";
 	}
 	return "unknown";
 }
@@ -104,13 +109,19 @@ int hib_sig_restore(struct hib_target *t, const uint8_t *orig_tail)
 	if (r < 0)
 		return r;
 	tail = page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE;
-	if (orig_tail && memcmp(orig_tail + HIB_SIG_TAIL_SIZE - HIB_SIG_LEN, HIB_SWAP_SIG,
-				HIB_SIG_LEN) == 0) {
+	if (orig_tail && (memcmp(orig_tail + HIB_SIG_TAIL_SIZE - HIB_SIG_LEN, HIB_SWAP_SIG,
+				 HIB_SIG_LEN) == 0 ||
+			  memcmp(orig_tail + HIB_SIG_TAIL_SIZE - HIB_SIG_LEN, HIB_FILE_SIG,
+				 HIB_SIG_LEN) == 0)) {
 		memcpy(tail, orig_tail, HIB_SIG_TAIL_SIZE);
 	} else {
-		/* What mkswap leaves there: an empty bad-pages list, then the signature. */
+		/* No saved bytes: what mkswap (or prepare-file) leaves there, an empty tail
+		 * and the free-state signature, which the damaged tail may still name. */
+		bool file = memcmp(page + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN, HIB_FILE_SIG,
+				   HIB_SIG_LEN) == 0;
 		memset(tail, 0, HIB_SIG_TAIL_SIZE);
-		memcpy(page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_SWAP_SIG, HIB_SIG_LEN);
+		memcpy(page + HIB_PAGE_SIZE - HIB_SIG_LEN, file ? HIB_FILE_SIG : HIB_SWAP_SIG,
+		       HIB_SIG_LEN);
 	}
 	return write_page0(t, page);
 }

@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <linux/fs.h>
 
+#include "filemap.h"
 #include "target.h"
 #include "util.h"
 
@@ -82,6 +83,7 @@ int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
 	if (!t)
 		return -ENOMEM;
 	t->fd = -1;
+	t->kind = HIB_TARGET_DEVICE;
 	r = resolve_spec(spec, &t->path);
 	if (r < 0)
 		return r;
@@ -121,6 +123,119 @@ int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
 	return 0;
 }
 
+int hib_target_open_file(const char *path, bool writable, struct hib_target **ret, char *why,
+			 size_t whylen)
+{
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	_cleanup_(freep) uint8_t *via_dev = hib_alloc_pages(HIB_PAGE_SIZE);
+	_cleanup_(freep) uint8_t *via_fs = hib_alloc_pages(HIB_PAGE_SIZE);
+	_cleanup_(closep) int fd = -1;
+	struct hib_filemap m;
+	const uint8_t *sig;
+	int r;
+
+	if (!via_dev || !via_fs)
+		return -ENOMEM;
+	r = hib_filemap_read(path, &m, why, whylen);
+	if (r < 0)
+		return r;
+	r = hib_target_open(m.device, m.first_page, writable, &t);
+	if (r < 0) {
+		snprintf(why, whylen, "cannot open its device %s: %s", m.device, strerror(-r));
+		hib_filemap_free(&m);
+		return r;
+	}
+	t->file = strdup(path);
+	t->file_map = m.map;
+	m.map = (struct hib_extmap){ 0 };
+	t->file_ino = 0;
+	hib_filemap_free(&m);
+	if (!t->file)
+		return -ENOMEM;
+
+	/* Trust the map only if the device shows the file's first page where it says. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot open: %s", strerror(errno));
+		return -errno;
+	}
+	(void)posix_fadvise(fd, 0, HIB_PAGE_SIZE, POSIX_FADV_DONTNEED);
+	r = hib_pread_full(fd, via_fs, HIB_PAGE_SIZE, 0);
+	if (r == 0)
+		r = hib_target_read(t, hib_target_sig_offset(t), via_dev, HIB_PAGE_SIZE);
+	if (r < 0) {
+		snprintf(why, whylen, "cannot read its first page: %s", strerror(-r));
+		return r;
+	}
+	if (memcmp(via_fs, via_dev, HIB_PAGE_SIZE) != 0) {
+		snprintf(why, whylen,
+			 "its first page reads differently through %s at page %llu than "
+			 "through the filesystem; run sync and try again",
+			 t->path, (unsigned long long)t->offset_pages);
+		return -EIO;
+	}
+	{
+		struct stat st;
+		if (fstat(fd, &st) == 0) {
+			t->file_dev = st.st_dev;
+			t->file_ino = st.st_ino;
+		}
+	}
+	/* What the file is meant to be: its free-state signature, or the one our tail saved. */
+	sig = via_dev + HIB_PAGE_SIZE - HIB_SIG_LEN;
+	if (hib_tail_is_ours(via_dev))
+		sig = via_dev + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN; /* orig_sig */
+	if (memcmp(sig, HIB_FILE_SIG, HIB_SIG_LEN) == 0)
+		t->kind = HIB_TARGET_PLAINFILE;
+	else if (memcmp(sig, HIB_SWAP_SIG, HIB_SIG_LEN) == 0)
+		t->kind = HIB_TARGET_SWAPFILE;
+	else {
+		snprintf(why, whylen,
+			 "it is neither a swap file (mkswap) nor an image file (hibernate "
+			 "prepare-file)");
+		return -EMEDIUMTYPE;
+	}
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
+enum hib_target_kind hib_target_kind(const struct hib_target *t)
+{
+	return t->kind;
+}
+
+const char *hib_target_file(const struct hib_target *t)
+{
+	return t->file;
+}
+
+int hib_target_alloc_page(struct hib_target *t, struct hib_snapshot *snap, uint64_t *ret_off)
+{
+	uint64_t off, run;
+	int r;
+
+	if (hib_target_is_swap(t))
+		return snap->ops->alloc_swap_page(snap, ret_off);
+	/* A plain file: its own pages in order, after page 0 (the signature page). */
+	if (t->file_next == 0)
+		t->file_next = 1;
+	if (t->file_next >= t->file_map.pages)
+		return -ENOSPC;
+	r = extmap_lookup(&t->file_map, t->file_next, &off, &run);
+	if (r < 0)
+		return r;
+	t->file_next++;
+	*ret_off = off;
+	return 0;
+}
+
+void hib_target_alloc_reset(struct hib_target *t, struct hib_snapshot *snap)
+{
+	if (hib_target_is_swap(t))
+		snap->ops->free_swap_pages(snap);
+	t->file_next = 1;
+}
+
 void hib_target_close(struct hib_target *t)
 {
 	if (!t)
@@ -128,6 +243,8 @@ void hib_target_close(struct hib_target *t)
 	if (t->fd >= 0)
 		close(t->fd);
 	free(t->path);
+	free(t->file);
+	extmap_free(&t->file_map);
 	free(t);
 }
 
@@ -247,9 +364,24 @@ static int match_target(const char *path, const char *type, void *ud)
 	(void)type;
 	if (stat(path, &st) < 0)
 		return 0;
-	if (t->is_blk)
-		return S_ISBLK(st.st_mode) && st.st_rdev == t->dev && t->offset_pages == 0;
-	return S_ISREG(st.st_mode) && st.st_dev == t->file_dev && st.st_ino == t->file_ino;
+	if (S_ISBLK(st.st_mode))
+		return t->is_blk && st.st_rdev == t->dev && t->offset_pages == 0;
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	if (t->file_ino)
+		return st.st_dev == t->file_dev && st.st_ino == t->file_ino;
+	/* A swap file named by device and offset (resume= resume_offset=): map it. */
+	if (t->is_blk && st.st_dev == t->dev && t->offset_pages > 0) {
+		struct hib_filemap m;
+		char why[256];
+		int hit = 0;
+		if (hib_filemap_read(path, &m, why, sizeof(why)) == 0) {
+			hit = m.first_page == t->offset_pages;
+			hib_filemap_free(&m);
+		}
+		return hit;
+	}
+	return 0;
 }
 
 int hib_target_swap_active(const struct hib_target *t, const char *proc_swaps)

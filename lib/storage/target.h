@@ -7,11 +7,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "extmap.h"
 #include "format.h"
 #include "hibernate.h"
+#include "snapshot.h"
 
 struct hib_target {
-	char *path;
+	enum hib_target_kind kind;
+	char *path;             /* what is opened: the device, or a disk image file */
+	char *file;             /* a file target's file (swap or image file) */
+	struct hib_extmap file_map; /* a plain file's pages on the device */
+	uint64_t file_next;     /* its allocator: next file page to hand out */
 	int fd;
 	dev_t dev;              /* st_rdev of a block device, 0 for a file */
 	dev_t file_dev;         /* st_dev of a regular file */
@@ -25,6 +31,16 @@ struct hib_target {
 static inline uint64_t hib_target_sig_offset(const struct hib_target *t)
 {
 	return t->offset_pages * HIB_PAGE_SIZE;
+}
+
+/* A page for the image: from the kernel's swap allocator, or a plain file's own pages. */
+int hib_target_alloc_page(struct hib_target *t, struct hib_snapshot *snap, uint64_t *ret_off);
+/* Restart the allocator (the kernel frees its swap pages itself). */
+void hib_target_alloc_reset(struct hib_target *t, struct hib_snapshot *snap);
+/* Does this target take its pages from the kernel's swap allocator? */
+static inline bool hib_target_is_swap(const struct hib_target *t)
+{
+	return t->kind != HIB_TARGET_PLAINFILE;
 }
 
 /* Raw I/O at a device byte offset; buffers must come from hib_alloc_pages(). */

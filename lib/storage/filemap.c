@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Where a file's bytes sit on its block device: what `hibernate offset`
+ * prints (resume= and resume_offset=, like Software Suspend's
+ * header_locations) and what the swapfile and plain-file targets write to.
+ *
+ * Only files whose every page is plainly on disk qualify: no holes, nothing
+ * delayed, encoded, encrypted, inline, unwritten or shared (a write through
+ * the device would land in another file's copy too). We write to the device
+ * underneath the filesystem, so anything less loses data.
+ */
+#include <blkid.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+
+#include "filemap.h"
+#include "util.h"
+
+#define FIEMAP_BATCH 256
+
+static const char *fs_name(long type)
+{
+	switch ((unsigned long)type) {
+	case EXT4_SUPER_MAGIC:
+		return "ext4";
+	case XFS_SUPER_MAGIC:
+		return "xfs";
+	case BTRFS_SUPER_MAGIC:
+		return "btrfs";
+	case TMPFS_MAGIC:
+		return "tmpfs";
+	}
+	return "unknown";
+}
+
+static int refuse(char *why, size_t len, int r, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int refuse(char *why, size_t len, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static const char *bad_flag(uint32_t f)
+{
+	if (f & FIEMAP_EXTENT_UNKNOWN)
+		return "an extent whose location is unknown";
+	if (f & FIEMAP_EXTENT_DELALLOC)
+		return "data not yet allocated on disk (delayed allocation; run sync)";
+	if (f & FIEMAP_EXTENT_ENCODED)
+		return "an encoded (compressed) extent";
+	if (f & FIEMAP_EXTENT_DATA_ENCRYPTED)
+		return "an encrypted extent";
+	if (f & FIEMAP_EXTENT_NOT_ALIGNED)
+		return "an extent not aligned to blocks";
+	if (f & (FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_DATA_TAIL))
+		return "data stored inline with metadata";
+	if (f & FIEMAP_EXTENT_UNWRITTEN)
+		return "an unwritten (preallocated, never written) extent; fill it with dd "
+		       "instead of fallocate";
+	if (f & FIEMAP_EXTENT_SHARED)
+		return "an extent shared with another file (reflink or snapshot)";
+	return NULL;
+}
+
+int hib_filemap_read(const char *path, struct hib_filemap *ret, char *why, size_t whylen)
+{
+	_cleanup_(closep) int fd = -1;
+	_cleanup_(freep) struct fiemap *fm = NULL;
+	struct hib_filemap m = { 0 };
+	struct stat st;
+	struct statfs sfs;
+	uint64_t next = 0; /* logical byte where the next extent must start */
+	bool last = false;
+	int r;
+
+	why[0] = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return refuse(why, whylen, -errno, "cannot open: %s", strerror(errno));
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0)
+		return refuse(why, whylen, -errno, "cannot stat: %s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return refuse(why, whylen, -EINVAL, "not a regular file");
+	if (st.st_size < (off_t)(2 * HIB_PAGE_SIZE) || st.st_size % HIB_PAGE_SIZE)
+		return refuse(why, whylen, -EINVAL,
+			      "its size (%lld bytes) is not a whole number of pages (at least 2)",
+			      (long long)st.st_size);
+	snprintf(m.fstype, sizeof(m.fstype), "%s", fs_name(sfs.f_type));
+	if ((unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
+		return refuse(why, whylen, -EOPNOTSUPP,
+			      "on btrfs, FIEMAP gives logical addresses, not disk offsets; "
+			      "btrfs files are not supported yet: use a swap partition or a file "
+			      "on ext4 or xfs");
+	if ((unsigned long)sfs.f_type == TMPFS_MAGIC)
+		return refuse(why, whylen, -EINVAL, "on tmpfs, which lives in memory");
+	m.dev = st.st_dev;
+	m.file_pages = (uint64_t)st.st_size / HIB_PAGE_SIZE;
+
+	fm = calloc(1, sizeof(*fm) + FIEMAP_BATCH * sizeof(struct fiemap_extent));
+	if (!fm)
+		return -ENOMEM;
+	while (!last && next < (uint64_t)st.st_size) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = next;
+		fm->fm_length = (uint64_t)st.st_size - next;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = FIEMAP_BATCH;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0) {
+			r = -errno;
+			goto fail_errno;
+		}
+		if (fm->fm_mapped_extents == 0)
+			break;
+		for (uint32_t i = 0; i < fm->fm_mapped_extents; i++) {
+			struct fiemap_extent *e = &fm->fm_extents[i];
+			const char *bad = bad_flag(e->fe_flags);
+			uint64_t lo = e->fe_logical, len = e->fe_length;
+
+			if (bad) {
+				r = refuse(why, whylen, -EINVAL, "it has %s at byte %llu", bad,
+					   (unsigned long long)lo);
+				goto fail;
+			}
+			if (lo > next) {
+				r = refuse(why, whylen, -EINVAL,
+					   "it has a hole at byte %llu; write every byte (dd "
+					   "if=/dev/zero) instead of truncating or fallocating",
+					   (unsigned long long)next);
+				goto fail;
+			}
+			if (lo % HIB_PAGE_SIZE || e->fe_physical % HIB_PAGE_SIZE ||
+			    len % HIB_PAGE_SIZE) {
+				r = refuse(why, whylen, -EINVAL,
+					   "an extent at byte %llu is not page aligned",
+					   (unsigned long long)lo);
+				goto fail;
+			}
+			/* Extents may overlap what we already have only at a batch edge. */
+			if (lo + len > next) {
+				uint64_t skip = next - lo;
+				uint64_t end = MIN(lo + len, (uint64_t)st.st_size);
+				r = extmap_add(&m.map, e->fe_physical + skip,
+					       (end - next) / HIB_PAGE_SIZE);
+				if (r < 0)
+					goto fail;
+				next = end;
+			}
+			if (e->fe_flags & FIEMAP_EXTENT_LAST)
+				last = true;
+		}
+	}
+	if (next < (uint64_t)st.st_size) {
+		r = refuse(why, whylen, -EINVAL,
+			   "it has a hole at byte %llu; write every byte (dd if=/dev/zero) "
+			   "instead of truncating or fallocating",
+			   (unsigned long long)next);
+		goto fail;
+	}
+	r = extmap_index(&m.map);
+	if (r < 0)
+		goto fail;
+	m.first_page = m.map.ext[0].offset / HIB_PAGE_SIZE;
+	m.device = blkid_devno_to_devname(m.dev);
+	if (!m.device) {
+		r = refuse(why, whylen, -ENODEV,
+			   "its filesystem is not on a block device this system can name");
+		goto fail;
+	}
+	m.uuid = blkid_get_tag_value(NULL, "UUID", m.device);
+	*ret = m;
+	return 0;
+fail_errno:
+	refuse(why, whylen, r, "FIEMAP failed: %s", strerror(-r));
+fail:
+	hib_filemap_free(&m);
+	return r;
+}
+
+void hib_filemap_free(struct hib_filemap *m)
+{
+	extmap_free(&m->map);
+	free(m->device);
+	free(m->uuid);
+	memset(m, 0, sizeof(*m));
+}
+
+int hib_file_locate(const char *path, struct hib_file_location *ret, char *why, size_t whylen)
+{
+	struct hib_filemap m;
+	int r = hib_filemap_read(path, &m, why, whylen);
+
+	if (r < 0)
+		return r;
+	memset(ret, 0, sizeof(*ret));
+	ret->device = TAKE_PTR(m.device);
+	ret->uuid = TAKE_PTR(m.uuid);
+	ret->offset_pages = m.first_page;
+	ret->file_pages = m.file_pages;
+	ret->extents = m.map.n;
+	snprintf(ret->fstype, sizeof(ret->fstype), "%s", m.fstype);
+	hib_filemap_free(&m);
+	return 0;
+}
+
+void hib_file_location_free(struct hib_file_location *l)
+{
+	free(l->device);
+	free(l->uuid);
+	memset(l, 0, sizeof(*l));
+}
+
+int hib_prepare_file(const char *path, uint64_t bytes, char *why, size_t whylen)
+{
+	_cleanup_(closep) int fd = -1;
+	_cleanup_(freep) uint8_t *buf = NULL;
+	const size_t chunk = 1u << 20;
+	struct stat st;
+	uint64_t done = 0;
+	int r;
+
+	why[0] = 0;
+	if (bytes < 16 * HIB_PAGE_SIZE || bytes % HIB_PAGE_SIZE)
+		return refuse(why, whylen, -EINVAL, "the size must be a whole number of pages, "
+			      "at least 64 KiB");
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return refuse(why, whylen, -errno, "cannot create: %s", strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return refuse(why, whylen, -errno, "cannot stat: %s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return refuse(why, whylen, -EINVAL, "not a regular file");
+	if (st.st_size > 0) {
+		/* Only ever overwrite our own image file, never someone's data. */
+		uint8_t page[HIB_PAGE_SIZE];
+		if (st.st_size < (off_t)HIB_PAGE_SIZE ||
+		    pread(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page) ||
+		    (memcmp(page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) != 0 &&
+		     memcmp(page + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) != 0))
+			return refuse(why, whylen, -EEXIST,
+				      "exists and is not an image file; remove it first if it "
+				      "holds nothing you need");
+	}
+	/* Private to root: the image will hold all of memory, secrets included. */
+	if (fchmod(fd, 0600) < 0)
+		return refuse(why, whylen, -errno, "cannot chmod 0600: %s", strerror(errno));
+	if (ftruncate(fd, 0) < 0)
+		return refuse(why, whylen, -errno, "cannot truncate: %s", strerror(errno));
+	buf = calloc(1, chunk);
+	if (!buf)
+		return -ENOMEM;
+	/* Write every byte: fallocate would leave unwritten extents, which FIEMAP
+	 * shows as such and a raw write underneath would not make readable. */
+	while (done < bytes) {
+		size_t n = (size_t)MIN((uint64_t)chunk, bytes - done);
+		r = hib_pwrite_full(fd, buf, n, done);
+		if (r < 0)
+			return refuse(why, whylen, r, "writing at byte %llu failed: %s",
+				      (unsigned long long)done, strerror(-r));
+		done += n;
+	}
+	memcpy(buf + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN);
+	r = hib_pwrite_full(fd, buf, HIB_PAGE_SIZE, 0);
+	if (r < 0)
+		return refuse(why, whylen, r, "writing the first page failed: %s", strerror(-r));
+	if (fsync(fd) < 0)
+		return refuse(why, whylen, -errno, "fsync failed: %s", strerror(errno));
+	return 0;
+}
