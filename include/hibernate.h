@@ -216,6 +216,22 @@ enum hib_powerdown {
 				       see HIB_SUSPEND_TEST_WRITTEN */
 };
 
+/* The user's secret for an encrypted image. */
+enum hib_secret_kind { HIB_SECRET_PASSPHRASE = 1, HIB_SECRET_KEYFILE = 2 };
+struct hib_secret {
+	enum hib_secret_kind kind;
+	const void *data;
+	size_t len;
+};
+
+/*
+ * Resume of an encrypted image: asked for the secret, @attempt counting from
+ * 1. Fill @ret (the data must stay valid until the next call or the end of
+ * hib_resume) and return 0, or return -errno to give up.
+ */
+typedef int (*hib_secret_fn)(int attempt, const char *what, struct hib_secret *ret,
+			     void *userdata);
+
 struct hib_options {
 	enum hib_codec_choice codec;
 	int codec_level;           /* 0 = codec default */
@@ -233,6 +249,12 @@ struct hib_options {
 	bool verify;
 	/* Turn on the swap area for the cycle if it is not active, off again after. */
 	bool auto_swapon;
+	/* Hibernate: encrypt the image with this secret (NULL: not encrypted). */
+	const struct hib_secret *secret;
+	/* Resume: how to ask for the secret of an encrypted image, and how often. */
+	hib_secret_fn ask_secret;
+	void *ask_secret_userdata;
+	int secret_attempts;       /* 0 = 3 */
 };
 
 /* Defaults: lz4, one worker per CPU, kernel's image size, shutdown. */

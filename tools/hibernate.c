@@ -168,6 +168,9 @@ static void __attribute__((noreturn)) usage(void)
 	       "     --test             write the image, then restore it at once: no power-off\n"
 	       "     --verify           read the image back and check it before powering off\n"
 	       "     --no-cancel        Esc does not cancel while the image is written\n"
+	       "     --encrypt          encrypt the image: asks for a passphrase (Argon2id),\n"
+	       "                        or uses --key-file; resume asks for it again\n"
+	       "     --key-file FILE    the key file for --encrypt and for resume\n"
 	       "     --loglevel N       0 silent, 1 errors, 2 warnings, 3 progress (default),\n"
 	       "                        4 info, 5 debug; messages also go to the kernel log\n"
 	       "     --config FILE      configuration file (default " HIB_CONFIG_PATH ")\n"
@@ -217,6 +220,8 @@ static void parse_args(int argc, char **argv)
 		OPT_NO_CANCEL,
 		OPT_LOGLEVEL,
 		OPT_AUTO_SWAPON,
+		OPT_ENCRYPT,
+		OPT_KEY_FILE,
 	};
 	static const struct option longopts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -232,6 +237,8 @@ static void parse_args(int argc, char **argv)
 		{ "no-cancel", no_argument, NULL, OPT_NO_CANCEL },
 		{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
 		{ "auto-swapon", no_argument, NULL, OPT_AUTO_SWAPON },
+		{ "encrypt", no_argument, NULL, OPT_ENCRYPT },
+		{ "key-file", required_argument, NULL, OPT_KEY_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -241,7 +248,8 @@ static void parse_args(int argc, char **argv)
 	/* Options are applied after the config file, so collect them first. */
 	const char *compress = NULL, *threads = NULL, *image_size = NULL, *powerdown = NULL;
 	const char *loglevel = NULL;
-	bool verify = false, auto_swapon = false;
+	bool verify = false, auto_swapon = false, encrypt = false;
+	const char *key_file = NULL;
 	char err[256];
 	unsigned line = 0;
 	int c, r;
@@ -293,6 +301,12 @@ static void parse_args(int argc, char **argv)
 			break;
 		case OPT_LOGLEVEL:
 			loglevel = optarg;
+			break;
+		case OPT_ENCRYPT:
+			encrypt = true;
+			break;
+		case OPT_KEY_FILE:
+			key_file = optarg;
 			break;
 		case 'v':
 			if (ctl.loglevel < HIB_LOG_DEBUG)
@@ -368,6 +382,10 @@ static void parse_args(int argc, char **argv)
 		ctl.cfg.opts.auto_swapon = true;
 	if (ctl.no_cancel)
 		ctl.cfg.cancel = false;
+	if (encrypt)
+		ctl.cfg.encrypt = true;
+	if (key_file)
+		set_option("key-file", key_file);
 	if (loglevel) {
 		set_option("loglevel", loglevel);
 		ctl.loglevel = ctl.cfg.loglevel;
@@ -459,6 +477,94 @@ static int snapshot_open(enum hib_snapshot_mode mode, struct hib_snapshot **ret)
 	return r;
 }
 
+/* ---- secrets -------------------------------------------------------------- */
+
+struct secret_buf {
+	char data[4096];
+	size_t len;
+};
+
+static void secret_wipe(struct secret_buf *b)
+{
+	explicit_bzero(b, sizeof(*b));
+}
+
+static int read_key_file(const char *path, struct secret_buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		say("%s: cannot open the key file: %s", path, strerror(errno));
+		return -errno;
+	}
+	n = read(fd, b->data, sizeof(b->data));
+	close(fd);
+	if (n <= 0) {
+		say("%s: the key file is empty or unreadable", path);
+		return -EINVAL;
+	}
+	b->len = (size_t)n;
+	return 0;
+}
+
+/* A line from the console with echo off; from stdin as it is when not a terminal. */
+static int read_passphrase(const char *prompt, struct secret_buf *b)
+{
+	struct termios tio, old;
+	bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &old) == 0;
+	size_t n = 0;
+	char c;
+
+	fprintf(stderr, "%s", prompt);
+	fflush(stderr);
+	if (tty) {
+		tio = old;
+		tio.c_lflag &= ~(tcflag_t)ECHO;
+		tio.c_lflag |= ICANON;
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &tio);
+	}
+	while (read(STDIN_FILENO, &c, 1) == 1 && c != '\n' && c != '\r')
+		if (n < sizeof(b->data) - 1)
+			b->data[n++] = c;
+	if (tty) {
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+		fputc('\n', stderr);
+	}
+	b->len = n;
+	return n ? 0 : -ENODATA;
+}
+
+static struct secret_buf resume_secret, hibernate_secret;
+
+static int ask_secret(int attempt, const char *what, struct hib_secret *ret, void *ud)
+{
+	char prompt[256];
+	int r;
+
+	(void)ud;
+	if (ctl.cfg.key_file) {
+		/* A key file does not get better by asking again. */
+		if (attempt > 1)
+			return -EACCES;
+		r = read_key_file(ctl.cfg.key_file, &resume_secret);
+		if (r < 0)
+			return r;
+		ret->kind = HIB_SECRET_KEYFILE;
+	} else {
+		snprintf(prompt, sizeof(prompt), "Passphrase for the hibernation image%s: ",
+			 attempt > 1 ? " (again)" : "");
+		r = read_passphrase(prompt, &resume_secret);
+		if (r < 0)
+			return r;
+		ret->kind = HIB_SECRET_PASSPHRASE;
+	}
+	(void)what;
+	ret->data = resume_secret.data;
+	ret->len = resume_secret.len;
+	return 0;
+}
+
 /* ---- Esc cancels ------------------------------------------------------- */
 
 static struct termios saved_tio;
@@ -543,6 +649,37 @@ static int do_hibernate(void)
 		return EXIT_FAILURE;
 	}
 	name = hib_target_file(t) ? hib_target_file(t) : hib_target_path(t);
+	if (ctl.cfg.encrypt) {
+		static struct secret_buf b2;
+		static struct hib_secret sec;
+		struct secret_buf *b1 = &hibernate_secret;
+
+		if (ctl.cfg.key_file) {
+			r = read_key_file(ctl.cfg.key_file, b1);
+			sec.kind = HIB_SECRET_KEYFILE;
+		} else {
+			r = read_passphrase("Passphrase for the hibernation image: ", b1);
+			if (r == 0 && isatty(STDIN_FILENO)) {
+				r = read_passphrase("Passphrase again: ", &b2);
+				if (r == 0 && (b1->len != b2.len || memcmp(b1->data, b2.data, b1->len))) {
+					say("the passphrases differ; nothing was done");
+					r = -EINVAL;
+				}
+				secret_wipe(&b2);
+			}
+			if (r == -ENODATA)
+				say("an empty passphrase would not protect anything; nothing was done");
+			sec.kind = HIB_SECRET_PASSPHRASE;
+		}
+		if (r < 0) {
+			hib_snapshot_close(snap);
+			hib_target_close(t);
+			return EXIT_FAILURE;
+		}
+		sec.data = b1->data;
+		sec.len = b1->len;
+		ctl.cfg.opts.secret = &sec;
+	}
 	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s)%s", name, hib_codec_name(ctl.cfg.opts.codec),
 	     ctl.cfg.cancel && isatty(STDIN_FILENO) ? "; Esc cancels while the image is written"
 						    : "");
@@ -551,9 +688,12 @@ static int do_hibernate(void)
 	ctl.cfg.opts.progress = progress;
 	ctl.cfg.opts.cancel = cancel_requested;
 	ctl.progress_t0 = now_ms();
+	ctl.cfg.opts.ask_secret = ask_secret; /* for --test's restore */
 	cancel_arm();
 	r = hib_suspend(t, snap, &ctl.cfg.opts, &st);
 	cancel_disarm();
+	/* In either world (resumed or not), the passphrase has served its purpose. */
+	secret_wipe(&hibernate_secret);
 	hib_snapshot_close(snap);
 	if (r == HIB_SUSPEND_TEST_WRITTEN)
 		r = test_restore(t);
@@ -637,10 +777,20 @@ static int do_resume(void)
 			hib_cmdline_parse(buf, &kc);
 		fclose(f);
 	}
-	if (kc.noresume) {
-		tlog(HIB_LOG_INFO, "noresume on the kernel command line: not resuming");
+	if (kc.noresume || kc.hibernate_no) {
+		/* This boot goes on without the image and will change the filesystems
+		 * it remembers: discard it now, so no later boot can resume it. */
 		hib_cmdline_free(&kc);
-		return EXIT_SUCCESS;
+		if (pick_target(true, &t) < 0)
+			return EXIT_SUCCESS;
+		r = hib_image_invalidate(t);
+		if (r > 0)
+			tlog(HIB_LOG_WARN, "noresume: the image on %s was discarded",
+			     hib_target_path(t));
+		else
+			tlog(HIB_LOG_INFO, "noresume on the kernel command line: not resuming");
+		hib_target_close(t);
+		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
 	hib_cmdline_free(&kc);
 
@@ -673,9 +823,11 @@ static int do_resume(void)
 	}
 	r = snapshot_open(HIB_SNAP_RESUME, &snap);
 	ctl.cfg.opts.progress = progress;
+	ctl.cfg.opts.ask_secret = ask_secret;
 	ctl.progress_t0 = now_ms();
 	/* Without the snapshot device the image cannot be restored: discard it all the same. */
 	r = hib_resume(t, r < 0 ? NULL : snap, &ctl.cfg.opts, NULL);
+	secret_wipe(&resume_secret);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
 	if (r == HIB_RESUME_NO_IMAGE)

@@ -115,8 +115,14 @@ int engine_image_load(struct hib_target *t, struct engine_image *ret)
 	if (r < 0)
 		return r;
 	if (st == HIB_SIG_BROKEN) {
-		log_err(-EBADMSG, "%s: the image signature is damaged (checksum mismatch)", t->path);
-		return -EBADMSG;
+		r = hib_tail_check((const struct hib_sig_tail *)(page + HIB_PAGE_SIZE -
+								  HIB_SIG_TAIL_SIZE));
+		if (r == -EPROTO)
+			log_err(r, "%s: the image was written in another format version", t->path);
+		else
+			log_err(r, "%s: the image signature is damaged (checksum mismatch)",
+				t->path);
+		return r < 0 ? r : -EBADMSG;
 	}
 	if (st != HIB_SIG_IMAGE)
 		return -ENOENT;
@@ -191,4 +197,21 @@ void engine_image_free(struct engine_image *img)
 	free(img->hdr);
 	extmap_free(&img->map);
 	memset(img, 0, sizeof(*img));
+}
+
+int engine_image_wipe(struct hib_target *t, const struct engine_image *img)
+{
+	_cleanup_(freep) uint8_t *zero = hib_alloc_pages(HIB_PAGE_SIZE);
+	int r;
+
+	/* The header holds the wrapped key and the image's map: once the image is
+	 * invalid, nothing of it needs to stay readable. */
+	if (!zero || !img->hdr)
+		return -ENOMEM;
+	r = hib_target_write(t, img->tail.header_offset, zero, HIB_PAGE_SIZE);
+	if (r == 0)
+		r = hib_target_sync(t);
+	if (r < 0)
+		log_warn("%s: could not wipe the image header: %s", t->path, strerror(-r));
+	return r;
 }

@@ -40,5 +40,12 @@ struct engine_image {
 };
 int engine_image_load(struct hib_target *t, struct engine_image *ret);
 void engine_image_free(struct engine_image *img);
+/* Overwrite the header page (wrapped key, map pointer) with zeros, and sync. */
+int engine_image_wipe(struct hib_target *t, const struct engine_image *img);
+
+/* Stale images (fsstate.c): record mounted filesystems' state into the header
+ * after the snapshot; check it before a restore (-ESTALE when changed). */
+int engine_fs_record(struct hib_header *h);
+int engine_fs_check(const struct hib_target *t, const struct hib_header *h);
 
 #endif

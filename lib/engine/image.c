@@ -57,6 +57,8 @@ int hib_image_invalidate(struct hib_target *t)
 	/* The header keeps the exact bytes we replaced; without it, what mkswap writes. */
 	if (engine_image_load(t, &img) == 0) {
 		r = hib_sig_restore(t, img.hdr->orig_tail);
+		if (r == 0)
+			engine_image_wipe(t, &img);
 		engine_image_free(&img);
 	} else {
 		r = hib_sig_restore(t, NULL);

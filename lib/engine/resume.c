@@ -18,10 +18,12 @@
 #include <sys/utsname.h>
 #include <xxhash.h>
 
+#include "crypt.h"
 #include "engine.h"
 
 struct resume_ctx {
 	struct hib_target *t;
+	uint8_t *key;              /* data key of an encrypted image */
 	struct engine_image img;
 	struct engine_pipe ep;
 	int reader_err;
@@ -31,6 +33,7 @@ static int decode_work(struct hib_job *job, void *worker_ctx)
 {
 	const struct hib_block_hdr *h = job->in;
 	int r = codec_decode(worker_ctx, job->in, job->out);
+
 
 	if (r < 0)
 		return r;
@@ -97,6 +100,9 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 	uint64_t fed = 0, last = 0;
 	int r = 0;
 
+	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
+	 * secret: a stack state must be initialised or the hash is wrong at random. */
+	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, hdr->image_id);
 	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
 		struct hib_job *job = pipeline_next_done(p);
@@ -140,8 +146,44 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 		return log_err(-EBADMSG, "%s: the blocks hold %llu bytes, the header says %llu",
 			       rc->t->path, (unsigned long long)fed,
 			       (unsigned long long)hdr->stream_bytes);
-	if (XXH3_64bits_digest(&st) != hdr->stream_xxh3)
+	if (!(hdr->flags & HIB_HFLAG_ENCRYPTED) && XXH3_64bits_digest(&st) != hdr->stream_xxh3)
 		return log_err(-EBADMSG, "%s: the checksum of the whole image does not match",
+			       rc->t->path);
+	return 0;
+}
+
+/* Ask for the secret until it opens the image's key, or the attempts run out. */
+static int unlock(struct resume_ctx *rc, const struct hib_options *o)
+{
+	int attempts = o->secret_attempts > 0 ? o->secret_attempts : 3;
+	const char *what = rc->img.hdr->crypt.kdf == HIB_KDF_KEYFILE ? "key file" : "passphrase";
+	int r = -EACCES;
+
+	if (!o->ask_secret)
+		return log_err(-ENOKEY, "%s: the image is encrypted and no %s was given", rc->t->path,
+			       what);
+	for (int i = 1; i <= attempts; i++) {
+		struct hib_secret s = { 0 };
+
+		r = o->ask_secret(i, what, &s, o->ask_secret_userdata);
+		if (r < 0)
+			return log_err(r, "%s: no %s: %m", rc->t->path, what);
+		r = crypt_open(&s, rc->img.hdr, &rc->key);
+		if (r == -EACCES) {
+			log_warn("wrong %s (attempt %d of %d)", what, i, attempts);
+			continue;
+		}
+		if (r < 0)
+			return log_err(r, "%s: unlocking the image failed: %m", rc->t->path);
+		break;
+	}
+	if (r < 0)
+		return log_err(-EACCES, "%s: wrong %s %d times; booting without the image",
+			       rc->t->path, what, attempts);
+	/* The key opens, so any difference in the header now is tampering. */
+	r = crypt_header_mac_check(rc->key, rc->img.hdr);
+	if (r < 0)
+		return log_err(r, "%s: the image header was tampered with (MAC mismatch)",
 			       rc->t->path);
 	return 0;
 }
@@ -194,6 +236,13 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 	}
 	if (!snap->is_fake) {
 		r = check_kernel(t, rc.img.hdr);
+		if (r == 0)
+			r = engine_fs_check(t, rc.img.hdr);
+		if (r < 0)
+			goto discard;
+	}
+	if (rc.img.hdr->flags & HIB_HFLAG_ENCRYPTED) {
+		r = unlock(&rc, o);
 		if (r < 0)
 			goto discard;
 	}
@@ -205,6 +254,8 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		log_err(r, "allocating the pipeline's buffers failed: %m");
 		goto discard;
 	}
+	for (unsigned i = 0; rc.key && i < (rc.ep.workers ? rc.ep.workers : 1); i++)
+		codec_ctx_set_key(rc.ep.ctx[i], rc.key);
 	r = pipeline_start(rc.ep.pipe);
 	if (r < 0)
 		goto discard;
@@ -246,6 +297,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		goto out;
 	}
 	invalidated = true;
+	engine_image_wipe(t, &rc.img);
 	if (ret_stats) {
 		memset(ret_stats, 0, sizeof(*ret_stats));
 		ret_stats->stream_bytes = rc.img.hdr->stream_bytes;
@@ -285,8 +337,11 @@ discard:
 				t->path, t->path);
 		else
 			log_warn("%s: image discarded, the swap area is usable again", t->path);
+		if (k == 0 && rc.img.hdr)
+			engine_image_wipe(t, &rc.img);
 	}
 out:
+	crypt_key_free(rc.key);
 	engine_pipe_free(&rc.ep);
 	engine_image_free(&rc.img);
 	return r;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <xxhash.h>
 
+#include "crypt.h"
 #include "engine.h"
 
 struct suspend_ctx {
@@ -35,6 +36,7 @@ struct suspend_ctx {
 	uint32_t nr_blocks;
 	int writer_err;
 	uint64_t written_stream;   /* progress, stream bytes already on disk */
+	uint8_t *key;              /* the data key of an encrypted image */
 	uint64_t last_progress_ms;
 };
 
@@ -58,11 +60,10 @@ static int encode_work(struct hib_job *job, void *worker_ctx)
 		job->out_len = 0;
 		return 0;
 	}
-	r = codec_encode(worker_ctx, job->in, (uint32_t)job->in_len, job->out);
+	r = codec_encode(worker_ctx, job->in, (uint32_t)job->in_len, (uint32_t)job->seq, job->user,
+			 job->out);
 	if (r < 0)
 		return r;
-	h->index = (uint32_t)job->seq;
-	h->stream_offset = job->user;
 	codec_seal(worker_ctx, job->out);
 	job->out_len = hib_block_pages(h->stored_bytes) * HIB_PAGE_SIZE;
 	return 0;
@@ -154,6 +155,9 @@ static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 	uint64_t off = 0;
 	bool end = false;
 
+	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
+	 * secret: a stack state must be initialised or the hash is wrong at random. */
+	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, sc->image_id);
 	while (!end) {
 		struct hib_job *job = pipeline_next_free(p);
@@ -222,6 +226,9 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 	/* Allocated after the snapshot: small, and the image already made room. */
 	if (!rec || !out)
 		return -ENOMEM;
+	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
+	 * secret: a stack state must be initialised or the hash is wrong at random. */
+	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, sc->image_id);
 	for (uint32_t i = 0; i < sc->nr_blocks; i++) {
 		struct hib_block_hdr *b = (struct hib_block_hdr *)rec;
@@ -345,6 +352,11 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	if (r < 0)
 		return log_err(r, "%s: no swap page left for the image header: %m", sc->t->path);
 	h->stat_write_ms = hib_now_ms() - t0;
+	if (sc->key) {
+		/* A sealed image keeps no plaintext fingerprint; the MAC covers the header. */
+		h->stream_xxh3 = 0;
+		crypt_header_mac_set(sc->key, h);
+	}
 	hib_header_seal(h);
 	r = hib_target_write(sc->t, hdr_off, h, HIB_PAGE_SIZE);
 	if (r < 0)
@@ -493,6 +505,16 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	fill_identity(h);
 	memcpy(h->orig_tail, orig_page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE, HIB_SIG_TAIL_SIZE);
 	h->image_id = sc.image_id;
+	if (o->secret) {
+		/* Argon2id wants its memory now, long before anything is frozen. */
+		r = crypt_setup(o->secret, h, &sc.key);
+		if (r < 0) {
+			log_err(r, "setting up the image's encryption failed: %m");
+			goto early_out;
+		}
+		for (unsigned i = 0; i < (sc.ep.workers ? sc.ep.workers : 1); i++)
+			codec_ctx_set_key(sc.ep.ctx[i], sc.key);
+	}
 
 	if (!snap->is_fake && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		log_warn("mlockall failed (%s): pages of this program may be swapped", strerror(errno));
@@ -545,6 +567,9 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	}
 	log_info("snapshot: %llu MiB in %llu ms", (unsigned long long)(sc.stream_bytes >> 20),
 		 (unsigned long long)h->stat_snapshot_ms);
+	/* Now, not before: FREEZE synced, and nothing writes a filesystem any more. */
+	if (!snap->is_fake)
+		engine_fs_record(h);
 
 	r = write_image(&sc, orig_page, h, &sig_written);
 	if (r < 0)
@@ -619,6 +644,7 @@ out:
 	if (!snap->is_fake)
 		munlockall();
 early_out:
+	crypt_key_free(sc.key);
 	engine_pipe_free(&sc.ep);
 	extmap_free(&sc.map);
 	/* After the cycle, whichever way it ended (resumed, failed, cancelled). */

@@ -76,6 +76,8 @@ int hib_header_check(const struct hib_header *h, uint64_t image_id, uint64_t exp
 		return -EBADMSG;
 	if (h->data_pages < h->nr_blocks)
 		return -EBADMSG;
+	if (h->nr_fs > HIB_MAX_FS)
+		return -EBADMSG;
 	if (memchr(h->kernel_release, 0, sizeof(h->kernel_release)) == NULL ||
 	    memchr(h->kernel_version, 0, sizeof(h->kernel_version)) == NULL ||
 	    memchr(h->machine, 0, sizeof(h->machine)) == NULL)
@@ -120,20 +122,25 @@ int hib_block_hdr_check(const struct hib_block_hdr *b, uint32_t index, uint32_t 
 		return -EBADMSG;
 	if (b->raw_bytes == 0 || b->raw_bytes > max_raw || b->raw_bytes % HIB_PAGE_SIZE)
 		return -EBADMSG;
+	uint32_t tag = (b->flags & HIB_BFLAG_SEALED) ? HIB_SEAL_TAG : 0;
+
+	if (b->flags & ~HIB_BFLAG_SEALED)
+		return -EBADMSG;
 	switch (b->codec) {
 	case HIB_BLOCK_RAW:
-		if (b->stored_bytes != b->raw_bytes)
+		if (b->stored_bytes != b->raw_bytes + tag)
 			return -EBADMSG;
 		break;
 	case HIB_BLOCK_ZERO:
-		if (b->stored_bytes != 0)
+		/* Sealed images never use zero blocks: they would say where memory is empty. */
+		if (b->stored_bytes != 0 || tag)
 			return -EBADMSG;
 		break;
 	case HIB_BLOCK_LZ4:
 	case HIB_BLOCK_ZSTD:
 		/* Compressed payloads are kept only when they save a page, so they are
 		 * always smaller than the raw block: a record never outgrows a raw one. */
-		if (b->stored_bytes == 0 || b->stored_bytes >= b->raw_bytes)
+		if (b->stored_bytes <= tag || b->stored_bytes >= b->raw_bytes + tag)
 			return -EBADMSG;
 		break;
 	default:
@@ -149,6 +156,9 @@ uint64_t hib_block_stored_xxh3(const struct hib_block_hdr *b, const void *payloa
 	struct hib_block_hdr tmp = *b;
 
 	tmp.stored_xxh3 = 0;
+	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
+	 * secret: a stack state must be initialised or the hash is wrong at random. */
+	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, image_id);
 	XXH3_64bits_update(&st, &tmp, sizeof(tmp));
 	if (b->stored_bytes)

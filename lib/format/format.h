@@ -77,6 +77,27 @@ _Static_assert(offsetof(struct hib_sig_tail, sig) == HIB_SIG_TAIL_SIZE - HIB_SIG
 
 /* ---- header page ------------------------------------------------------ */
 
+/*
+ * A block filesystem that was mounted when the image was made, and the state
+ * of its superblock right after the snapshot (processes and the filesystems'
+ * kernel threads frozen, everything synced). If that state differs at resume,
+ * the filesystem was mounted or written since (booted without resuming,
+ * mounted elsewhere): restoring memory that remembers the old state would
+ * corrupt it, so resume refuses.
+ */
+#define HIB_MAX_FS 32
+
+enum hib_fs_type { HIB_FS_EXT = 1, HIB_FS_XFS = 2, HIB_FS_BTRFS = 3 };
+
+struct hib_fs_state {
+	uint8_t  uuid[16];         /* the filesystem's UUID, to find it at resume */
+	uint64_t devnum;           /* st_rdev when the image was made (for messages) */
+	uint64_t sb_xxh3;          /* XXH3-64 of its superblock region */
+	uint32_t fs_type;          /* enum hib_fs_type */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct hib_fs_state) == 40, "fs state size");
+
 #define HIB_HEADER_MAGIC "HIBERNATE-HEAD01" /* 16 bytes, no NUL */
 
 enum hib_codec {
@@ -87,7 +108,34 @@ enum hib_codec {
 };
 
 /* Header flags. */
-#define HIB_HFLAG_PLATFORM (1u << 0) /* written with platform (ACPI S4) support */
+#define HIB_HFLAG_PLATFORM  (1u << 0) /* written with platform (ACPI S4) support */
+#define HIB_HFLAG_ENCRYPTED (1u << 1) /* blocks sealed, see struct hib_crypt */
+
+/*
+ * Encryption. Every block's payload is sealed with XChaCha20-Poly1305 under a
+ * random data key (nonce: image_id, block index; additional data: the block
+ * header), and the header is authenticated with a BLAKE2b MAC under the same
+ * key. The data key is stored only wrapped (sealed) under a key-encryption
+ * key derived from the passphrase (Argon2id) or the key file (keyed BLAKE2b
+ * with the salt). Nothing secret is ever on disk in the clear.
+ */
+enum hib_kdf { HIB_KDF_ARGON2ID = 1, HIB_KDF_KEYFILE = 2 };
+
+struct hib_crypt {
+	uint32_t kdf;              /* enum hib_kdf */
+	uint32_t pad;
+	uint64_t opslimit;         /* Argon2id parameters */
+	uint64_t memlimit;
+	uint8_t  salt[16];
+	uint8_t  wrap_nonce[24];
+	uint8_t  wrapped_key[48];  /* the 32-byte data key, sealed (16-byte tag) */
+	uint8_t  header_mac[32];   /* BLAKE2b-256 of the header page with this field zero */
+};
+_Static_assert(sizeof(struct hib_crypt) == 144, "crypt size");
+
+/* Block flags. */
+#define HIB_BFLAG_SEALED (1u << 0) /* payload encrypted; stored_bytes includes the tag */
+#define HIB_SEAL_TAG 16u
 
 struct hib_header {
 	uint8_t  magic[16];        /* HIB_HEADER_MAGIC */
@@ -128,8 +176,16 @@ struct hib_header {
 	/* The bytes of page 0 that the tail replaced, to put back exactly. */
 	uint8_t  orig_tail[HIB_SIG_TAIL_SIZE];
 
+	/* Mounted block filesystems and their state (see struct hib_fs_state). */
+	uint32_t nr_fs;
+	uint32_t pad2;
+	struct hib_fs_state fs[HIB_MAX_FS];
+
+	struct hib_crypt crypt;    /* with HIB_HFLAG_ENCRYPTED */
+
 	uint8_t  reserved[HIB_PAGE_SIZE - 16 - 4 - 4 - 8 - 8 - 65 - 129 - 16 - 6 - 8 - 8 - 4 -
-			  4 - 4 - 4 - 8 - 8 - 4 - 4 - 8 - 8 - 8 - 4 - 4 - HIB_SIG_TAIL_SIZE - 8];
+			  4 - 4 - 4 - 8 - 8 - 4 - 4 - 8 - 8 - 8 - 4 - 4 - HIB_SIG_TAIL_SIZE - 8 -
+			  HIB_MAX_FS * sizeof(struct hib_fs_state) - 8 - sizeof(struct hib_crypt)];
 	uint64_t header_xxh3_self; /* XXH3-64 of the page up to here, seed image_id */
 };
 _Static_assert(sizeof(struct hib_header) == HIB_PAGE_SIZE, "header is one page");

@@ -89,8 +89,13 @@ int hib_config_set(struct hib_config *c, const char *key, const char *value, cha
 		c->loglevel = (int)u;
 		return 0;
 	}
+	if (strcmp(key, "key-file") == 0) {
+		free(c->key_file);
+		c->key_file = strdup(value);
+		return c->key_file ? 0 : -ENOMEM;
+	}
 	if (strcmp(key, "cancel") == 0 || strcmp(key, "verify") == 0 ||
-	    strcmp(key, "auto-swapon") == 0) {
+	    strcmp(key, "auto-swapon") == 0 || strcmp(key, "encrypt") == 0) {
 		bool v;
 		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "1"))
 			v = true;
@@ -100,6 +105,8 @@ int hib_config_set(struct hib_config *c, const char *key, const char *value, cha
 			goto bad;
 		if (key[0] == 'c')
 			c->cancel = v;
+		else if (key[0] == 'e')
+			c->encrypt = v;
 		else if (key[0] == 'v')
 			c->opts.verify = v;
 		else
@@ -138,6 +145,8 @@ void hib_config_free(struct hib_config *c)
 {
 	free(c->device);
 	c->device = NULL;
+	free(c->key_file);
+	c->key_file = NULL;
 }
 
 int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, char *err,

@@ -16,6 +16,8 @@ struct hib_config {
 	bool offset_set;
 	int loglevel;          /* -1: not set */
 	bool cancel;           /* Esc cancels while writing (default yes) */
+	bool encrypt;          /* encrypt the image (passphrase, or key-file if set) */
+	char *key_file;        /* key file for encryption and resume */
 	struct hib_options opts;
 };
 

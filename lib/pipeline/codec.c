@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <lz4.h>
+#include <sodium.h>
 #include <string.h>
 #include <xxhash.h>
 #include <zstd.h>
@@ -13,7 +14,13 @@ struct hib_codec_ctx {
 	ZSTD_CCtx *zc;
 	ZSTD_DCtx *zd;
 	uint64_t seed;
+	const uint8_t *key;    /* the image's data key, or NULL; owned by the engine */
 };
+
+void codec_ctx_set_key(struct hib_codec_ctx *c, const uint8_t *key)
+{
+	c->key = key;
+}
 
 void codec_ctx_set_seed(struct hib_codec_ctx *c, uint64_t seed)
 {
@@ -60,7 +67,7 @@ size_t codec_record_bound(uint32_t block_bytes)
 {
 	size_t b = MAX((size_t)LZ4_compressBound((int)block_bytes), ZSTD_compressBound(block_bytes));
 
-	b = MAX(b, block_bytes) + sizeof(struct hib_block_hdr);
+	b = MAX(b, block_bytes) + sizeof(struct hib_block_hdr) + HIB_SEAL_TAG;
 	return DIV_ROUND_UP(b, HIB_PAGE_SIZE) * HIB_PAGE_SIZE;
 }
 
@@ -74,20 +81,35 @@ static int all_zero(const void *buf, size_t len)
 	return 1;
 }
 
-int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, void *rec)
+/* One nonce per block of an image; the data key is random per image. */
+static void block_nonce(const struct hib_codec_ctx *c, uint32_t index,
+			uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES])
+{
+	memset(nonce, 0, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
+	memcpy(nonce, &c->seed, 8);
+	memcpy(nonce + 8, &index, 4);
+}
+
+int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, uint32_t index,
+		 uint64_t stream_offset, void *rec)
 {
 	struct hib_block_hdr *h = rec;
 	uint8_t *payload = (uint8_t *)rec + sizeof(*h);
-	size_t cap = codec_record_bound(raw_bytes) - sizeof(*h);
+	size_t cap = codec_record_bound(raw_bytes) - sizeof(*h) - HIB_SEAL_TAG;
+	uint32_t tag = c->key ? HIB_SEAL_TAG : 0;
 	size_t n = 0;
 	int codec = HIB_BLOCK_RAW;
 
 	memset(h, 0, sizeof(*h));
 	h->magic = HIB_BLOCK_MAGIC;
+	h->index = index;
+	h->stream_offset = stream_offset;
 	h->raw_bytes = raw_bytes;
-	h->raw_xxh3 = XXH3_64bits_withSeed(raw, raw_bytes, c->seed);
+	/* A sealed image keeps no fingerprint of its plaintext: the tag authenticates. */
+	if (!c->key)
+		h->raw_xxh3 = XXH3_64bits_withSeed(raw, raw_bytes, c->seed);
 
-	if (all_zero(raw, raw_bytes)) {
+	if (!c->key && all_zero(raw, raw_bytes)) {
 		h->codec = HIB_BLOCK_ZERO;
 		h->stored_bytes = 0;
 		goto done;
@@ -113,13 +135,27 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, v
 		break;
 	}
 	/* Not even a page saved on disk: store it raw, decoding it would only cost time. */
-	if (codec == HIB_BLOCK_RAW || hib_block_pages((uint32_t)n) >= hib_block_pages(raw_bytes)) {
+	if (codec == HIB_BLOCK_RAW ||
+	    hib_block_pages((uint32_t)n + tag) >= hib_block_pages(raw_bytes + tag)) {
 		memcpy(payload, raw, raw_bytes);
 		n = raw_bytes;
 		codec = HIB_BLOCK_RAW;
 	}
 	h->codec = (uint16_t)codec;
-	h->stored_bytes = (uint32_t)n;
+	h->stored_bytes = (uint32_t)(n + tag);
+	if (c->key) {
+		uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
+		unsigned long long clen;
+
+		h->flags |= HIB_BFLAG_SEALED;
+		block_nonce(c, index, nonce);
+		/* The header (checksum field still zero) is the additional data. */
+		if (crypto_aead_xchacha20poly1305_ietf_encrypt(payload, &clen, payload, n,
+							       (const uint8_t *)h, sizeof(*h),
+							       NULL, nonce, c->key) != 0 ||
+		    clen != n + tag)
+			return -EIO;
+	}
 done:
 	/* Zero the padding: the disk gets no stale bytes of earlier blocks. */
 	memset(payload + h->stored_bytes, 0,
@@ -134,29 +170,49 @@ void codec_seal(struct hib_codec_ctx *c, void *rec)
 	h->stored_xxh3 = hib_block_stored_xxh3(h, (uint8_t *)rec + sizeof(*h), c->seed);
 }
 
-int codec_decode(struct hib_codec_ctx *c, const void *rec, void *out)
+int codec_decode(struct hib_codec_ctx *c, void *rec, void *out)
 {
-	const struct hib_block_hdr *h = rec;
-	const uint8_t *payload = (const uint8_t *)rec + sizeof(*h);
+	struct hib_block_hdr *h = rec;
+	uint8_t *payload = (uint8_t *)rec + sizeof(*h);
+	uint32_t n = h->stored_bytes;
 
 	if (h->stored_xxh3 != hib_block_stored_xxh3(h, payload, c->seed))
 		return -EBADMSG;
+	/* Sealed if and only if the image is: a stripped seal is tampering too. */
+	if (!!(h->flags & HIB_BFLAG_SEALED) != !!c->key)
+		return -EBADMSG;
+	if (c->key) {
+		uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
+		struct hib_block_hdr ad = *h;
+		unsigned long long mlen;
+
+		if (n < HIB_SEAL_TAG)
+			return -EBADMSG;
+		ad.stored_xxh3 = 0;
+		block_nonce(c, h->index, nonce);
+		if (crypto_aead_xchacha20poly1305_ietf_decrypt(payload, &mlen, NULL, payload, n,
+							       (const uint8_t *)&ad, sizeof(ad),
+							       nonce, c->key) != 0)
+			return -EBADMSG;
+		n = (uint32_t)mlen;
+	}
 	switch (h->codec) {
 	case HIB_BLOCK_ZERO:
 		memset(out, 0, h->raw_bytes);
 		break;
 	case HIB_BLOCK_RAW:
+		if (n != h->raw_bytes)
+			return -EBADMSG;
 		memcpy(out, payload, h->raw_bytes);
 		break;
 	case HIB_BLOCK_LZ4: {
-		int k = LZ4_decompress_safe((const char *)payload, out, (int)h->stored_bytes,
-					    (int)h->raw_bytes);
+		int k = LZ4_decompress_safe((const char *)payload, out, (int)n, (int)h->raw_bytes);
 		if (k != (int)h->raw_bytes)
 			return -EBADMSG;
 		break;
 	}
 	case HIB_BLOCK_ZSTD: {
-		size_t k = ZSTD_decompressDCtx(c->zd, out, h->raw_bytes, payload, h->stored_bytes);
+		size_t k = ZSTD_decompressDCtx(c->zd, out, h->raw_bytes, payload, n);
 		if (ZSTD_isError(k) || k != h->raw_bytes)
 			return -EBADMSG;
 		break;
@@ -164,7 +220,7 @@ int codec_decode(struct hib_codec_ctx *c, const void *rec, void *out)
 	default:
 		return -EBADMSG;
 	}
-	if (XXH3_64bits_withSeed(out, h->raw_bytes, c->seed) != h->raw_xxh3)
+	if (!c->key && XXH3_64bits_withSeed(out, h->raw_bytes, c->seed) != h->raw_xxh3)
 		return -EBADMSG;
 	return 0;
 }

@@ -22,22 +22,25 @@ int codec_ctx_new(enum hib_codec_choice codec, int level, uint32_t block_bytes,
 void codec_ctx_free(struct hib_codec_ctx *c);
 /* The image id: seeds every checksum this context computes or checks. */
 void codec_ctx_set_seed(struct hib_codec_ctx *c, uint64_t seed);
+/* Seal (and open) every block with this 32-byte data key; NULL: plain image. */
+void codec_ctx_set_key(struct hib_codec_ctx *c, const uint8_t *key);
 
 /* Bytes a record buffer needs for blocks of @block_bytes, header included, page-rounded. */
 size_t codec_record_bound(uint32_t block_bytes);
 
 /*
- * Encode @raw (@raw_bytes, a page multiple) into @rec (codec_record_bound()
- * bytes): fills the header (all but index and stream_offset, which the caller
- * sets before sealing) and payload. Returns 0 or -errno.
+ * Encode @raw (@raw_bytes, a page multiple), block @index starting at
+ * @stream_offset of the stream, into @rec (codec_record_bound() bytes):
+ * header and payload, compressed, and encrypted with the context's key. Returns 0 or -errno.
  */
-int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, void *rec);
+int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, uint32_t index,
+		 uint64_t stream_offset, void *rec);
 /* Seal the record: the checksum over header and payload. */
 void codec_seal(struct hib_codec_ctx *c, void *rec);
 /*
- * Check the record's checksum, decode it into @out (hdr->raw_bytes), check the
- * decoded checksum. -EBADMSG on any mismatch.
+ * Check the record's checksum, open its seal (in place), decode it into @out
+ * (hdr->raw_bytes), check the decoded checksum. -EBADMSG on any mismatch.
  */
-int codec_decode(struct hib_codec_ctx *c, const void *rec, void *out);
+int codec_decode(struct hib_codec_ctx *c, void *rec, void *out);
 
 #endif

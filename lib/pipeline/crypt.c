@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <sodium.h>
+#include <string.h>
+
+#include "crypt.h"
+#include "util.h"
+
+/* Argon2id at libsodium's "interactive" cost: about 64 MiB and a fraction of a
+ * second on a laptop; the initramfs has the memory, and the parameters are
+ * stored, so a later version can raise them without breaking old images. */
+#define HIB_ARGON_OPS crypto_pwhash_OPSLIMIT_INTERACTIVE
+#define HIB_ARGON_MEM crypto_pwhash_MEMLIMIT_INTERACTIVE
+
+static int init_sodium(void)
+{
+	return sodium_init() < 0 ? -EIO : 0;
+}
+
+static uint8_t *key_alloc(void)
+{
+	return sodium_malloc(HIB_KEY_BYTES);
+}
+
+void crypt_key_free(uint8_t *key)
+{
+	if (key)
+		sodium_free(key); /* wipes it */
+}
+
+/* The key-encryption key from the user's secret and the header's parameters. */
+static int derive_kek(const struct hib_secret *s, const struct hib_crypt *c, uint8_t *kek)
+{
+	switch (c->kdf) {
+	case HIB_KDF_ARGON2ID:
+		if (s->kind != HIB_SECRET_PASSPHRASE)
+			return -EACCES;
+		if (c->opslimit < crypto_pwhash_OPSLIMIT_MIN || c->opslimit > (1u << 20) ||
+		    c->memlimit < crypto_pwhash_MEMLIMIT_MIN || c->memlimit > (4ull << 30))
+			return -EBADMSG;
+		if (crypto_pwhash(kek, HIB_KEY_BYTES, s->data, s->len, c->salt, c->opslimit,
+				  (size_t)c->memlimit, crypto_pwhash_ALG_ARGON2ID13) != 0)
+			return -ENOMEM;
+		return 0;
+	case HIB_KDF_KEYFILE:
+		if (s->kind != HIB_SECRET_KEYFILE)
+			return -EACCES;
+		crypto_generichash(kek, HIB_KEY_BYTES, s->data, s->len, c->salt, sizeof(c->salt));
+		return 0;
+	}
+	return -EBADMSG;
+}
+
+/* What the wrapped key is bound to: this image and how its key is derived. */
+static void wrap_ad(const struct hib_header *hdr, uint8_t ad[32])
+{
+	crypto_generichash_state st;
+
+	crypto_generichash_init(&st, NULL, 0, 32);
+	crypto_generichash_update(&st, (const uint8_t *)&hdr->image_id, sizeof(hdr->image_id));
+	crypto_generichash_update(&st, (const uint8_t *)&hdr->crypt,
+				  offsetof(struct hib_crypt, wrap_nonce));
+	crypto_generichash_final(&st, ad, 32);
+}
+
+int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **ret_key)
+{
+	struct hib_crypt *c = &hdr->crypt;
+	uint8_t *kek = NULL, *key = NULL, ad[32];
+	unsigned long long clen;
+	int r = init_sodium();
+
+	if (r < 0)
+		return r;
+	if (!s || !s->data || s->len == 0)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	c->kdf = s->kind == HIB_SECRET_PASSPHRASE ? HIB_KDF_ARGON2ID : HIB_KDF_KEYFILE;
+	c->opslimit = HIB_ARGON_OPS;
+	c->memlimit = HIB_ARGON_MEM;
+	randombytes_buf(c->salt, sizeof(c->salt));
+	randombytes_buf(c->wrap_nonce, sizeof(c->wrap_nonce));
+	kek = key_alloc();
+	key = key_alloc();
+	if (!kek || !key) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = derive_kek(s, c, kek);
+	if (r < 0)
+		goto out;
+	randombytes_buf(key, HIB_KEY_BYTES);
+	wrap_ad(hdr, ad);
+	if (crypto_aead_xchacha20poly1305_ietf_encrypt(c->wrapped_key, &clen, key, HIB_KEY_BYTES,
+						       ad, sizeof(ad), NULL, c->wrap_nonce,
+						       kek) != 0) {
+		r = -EIO;
+		goto out;
+	}
+	hdr->flags |= HIB_HFLAG_ENCRYPTED;
+	*ret_key = TAKE_PTR(key);
+out:
+	crypt_key_free(kek);
+	crypt_key_free(key);
+	return r;
+}
+
+int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key)
+{
+	const struct hib_crypt *c = &hdr->crypt;
+	uint8_t *kek = NULL, *key = NULL, ad[32];
+	unsigned long long mlen;
+	int r = init_sodium();
+
+	if (r < 0)
+		return r;
+	if (!(hdr->flags & HIB_HFLAG_ENCRYPTED))
+		return -EINVAL;
+	kek = key_alloc();
+	key = key_alloc();
+	if (!kek || !key) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = derive_kek(s, c, kek);
+	if (r < 0)
+		goto out;
+	wrap_ad(hdr, ad);
+	/* A wrong secret and a tampered wrapped key look the same: neither opens. */
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt(key, &mlen, NULL, c->wrapped_key,
+						       sizeof(c->wrapped_key), ad, sizeof(ad),
+						       c->wrap_nonce, kek) != 0 ||
+	    mlen != HIB_KEY_BYTES) {
+		r = -EACCES;
+		goto out;
+	}
+	*ret_key = TAKE_PTR(key);
+out:
+	crypt_key_free(kek);
+	crypt_key_free(key);
+	return r;
+}
+
+static void header_mac(const uint8_t *key, const struct hib_header *hdr, uint8_t mac[32])
+{
+	struct hib_header *tmp = hib_alloc_pages(HIB_PAGE_SIZE);
+
+	if (!tmp) {
+		memset(mac, 0, 32);
+		return;
+	}
+	memcpy(tmp, hdr, HIB_PAGE_SIZE);
+	memset(tmp->crypt.header_mac, 0, sizeof(tmp->crypt.header_mac));
+	/* The self-checksum is sealed after the MAC: leave it out. */
+	tmp->header_xxh3_self = 0;
+	crypto_generichash(mac, 32, (const uint8_t *)tmp, HIB_PAGE_SIZE, key, HIB_KEY_BYTES);
+	free(tmp);
+}
+
+void crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr)
+{
+	header_mac(key, hdr, hdr->crypt.header_mac);
+}
+
+int crypt_header_mac_check(const uint8_t *key, const struct hib_header *hdr)
+{
+	uint8_t mac[32];
+
+	header_mac(key, hdr, mac);
+	return sodium_memcmp(mac, hdr->crypt.header_mac, 32) == 0 ? 0 : -EBADMSG;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Keys of an encrypted image (format.h, struct hib_crypt): a random data key
+ * per image, stored only wrapped under a key derived from the user's secret.
+ * Keys live in sodium_malloc'ed, locked, guarded memory and are wiped when
+ * freed.
+ */
+#ifndef HIB_CRYPT_H
+#define HIB_CRYPT_H
+
+#include <stdint.h>
+
+#include "format.h"
+#include "hibernate.h"
+
+#define HIB_KEY_BYTES 32u
+
+/* New image: derive the wrapping key from @s, make and wrap a data key into
+ * @hdr->crypt. Returns the data key (free with crypt_key_free). */
+int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **ret_key);
+/* Existing image: unwrap the data key with @s. -EACCES: wrong secret. */
+int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key);
+void crypt_key_free(uint8_t *key);
+
+/* The header's MAC, computed with hdr->crypt.header_mac zero. */
+void crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr);
+int crypt_header_mac_check(const uint8_t *key, const struct hib_header *hdr);
+
+#endif

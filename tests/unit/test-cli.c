@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The hibernate program: options, exit codes, messages, and the commands
+ * that never need the snapshot device (status, invalidate, resume of a target
+ * with no image). Every run gets --config pointing at a file of this test, so
+ * the host's /etc/hibernate.conf does not matter, and resume gets a
+ * --snapshot-device that does not exist: the host's /dev/snapshot is never
+ * opened, whatever the program does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+#ifndef HIBERNATE_BIN_DEFAULT
+#define HIBERNATE_BIN_DEFAULT ""
+#endif
+
+#define NO_SNAPSHOT "/nonexistent/hib-test/snapshot"
+
+static const char *bin(void)
+{
+	const char *b = getenv("HIBERNATE_BIN");
+
+	return b && *b ? b : HIBERNATE_BIN_DEFAULT;
+}
+
+struct run {
+	int status; /* exit code, or 128 + signal */
+	char *out;
+	char *err;
+};
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+static char *slurp(int fd)
+{
+	size_t cap = 4096, n = 0;
+	char *s = malloc(cap);
+	ssize_t k;
+
+	if (!s)
+		die("malloc");
+	lseek(fd, 0, SEEK_SET);
+	while ((k = read(fd, s + n, cap - n - 1)) > 0) {
+		n += (size_t)k;
+		if (cap - n < 2 && !(s = realloc(s, cap *= 2)))
+			die("realloc");
+	}
+	s[n] = 0;
+	close(fd);
+	return s;
+}
+
+/* Run the program with @args (NULL-terminated), stdin empty; 10 s at most. */
+static struct run run_argv(const char *const *args)
+{
+	char outp[PATH_MAX], errp[PATH_MAX];
+	int out = make_temp(outp, "cli-out"), err = make_temp(errp, "cli-err");
+	const char *argv[32];
+	struct run r = {0};
+	size_t n = 0;
+	pid_t pid;
+	int st = 0;
+
+	unlink(outp);
+	unlink(errp);
+	argv[n++] = bin();
+	for (; *args && n < 31; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		dup2(out, 1);
+		dup2(err, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	for (int waited = 0;; waited += 10) {
+		struct timespec ts = {0, 10000000};
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (waited > 10000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r.out = slurp(out);
+	r.err = slurp(err);
+	if (getenv("HIB_TEST_VERBOSE"))
+		fprintf(stderr, "# exit %d\n# stdout: %s\n# stderr: %s\n", r.status, r.out, r.err);
+	return r;
+}
+
+#define RUN(...) run_argv((const char *const[]){__VA_ARGS__, NULL})
+
+static void expect(const struct run *r, int status, const char *in_out, const char *in_err)
+{
+	if (r->status != status || (in_out && !strstr(r->out, in_out)) ||
+	    (in_err && !strstr(r->err, in_err)))
+		fail_msg(
+		    "exit %d (want %d)\n--- stdout (want '%s'):\n%s--- stderr (want '%s'):\n%s",
+		    r->status, status, in_out ? in_out : "", r->out, in_err ? in_err : "", r->err);
+}
+
+/* Fixtures: an empty config file and a swap file, per case. */
+struct fx {
+	char conf[PATH_MAX];
+	char swap[PATH_MAX];
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct stat st;
+
+	if (!f)
+		return -1;
+	if (!*bin() || stat(bin(), &st) != 0 || !(st.st_mode & S_IXUSR)) {
+		fprintf(stderr, "no hibernate program at '%s' (HIBERNATE_BIN)\n", bin());
+		free(f);
+		return -1;
+	}
+	close(make_temp(f->conf, "conf"));
+	make_swap_path(f->swap, "cli", 600);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	unlink(f->conf);
+	unlink(f->swap);
+	free(f);
+	return 0;
+}
+
+static void help_prints_usage(void **state)
+{
+	struct fx *f = *state;
+	struct run r = RUN("--config", f->conf, "--help");
+
+	expect(&r, 0, "Usage:", NULL);
+	assert_non_null(strstr(r.out, "hibernate status"));
+	assert_string_equal(r.err, "");
+	run_free(&r);
+	r = RUN("-h");
+	expect(&r, 0, "Usage:", NULL);
+	run_free(&r);
+}
+
+static void version_prints_library_version(void **state)
+{
+	char want[64];
+	struct run r;
+
+	(void)state;
+	snprintf(want, sizeof(want), "hibernate %s\n", hib_version());
+	r = RUN("--version");
+	expect(&r, 0, NULL, NULL);
+	assert_string_equal(r.out, want);
+	run_free(&r);
+	r = RUN("-V");
+	expect(&r, 0, NULL, NULL);
+	assert_string_equal(r.out, want);
+	run_free(&r);
+}
+
+struct usage_case {
+	const char *name;
+	const char *args[8];
+	const char *in_err;
+};
+
+static const struct usage_case usage_cases[] = {
+    {"unknown_option_exits_2", {"status", "--frobnicate"}, "Try 'hibernate --help'"},
+    {"unknown_short_option_exits_2", {"-Z", "status"}, "Try 'hibernate --help'"},
+    {"missing_option_argument_exits_2", {"status", "--device"}, "Try 'hibernate --help'"},
+    {"unknown_command_exits_2", {"sleep"}, "unknown command 'sleep'"},
+    {"extra_argument_exits_2", {"status", "now"}, "unexpected argument 'now'"},
+    {"bad_offset_exits_2", {"status", "--offset", "12abc"}, "--offset"},
+    {"negative_offset_exits_2", {"status", "--offset", "-5"}, "--offset"},
+    {"empty_offset_exits_2", {"status", "--offset", ""}, "--offset"},
+    {"bogus_compress_exits_2", {"status", "--compress", "bogus"}, "compress"},
+    {"lz4_level_exits_2", {"status", "-c", "lz4:5"}, "compress"},
+    {"bad_threads_exits_2", {"status", "--threads", "many"}, "threads"},
+    {"bad_image_size_exits_2", {"status", "--image-size", "big"}, "image-size"},
+    {"bad_powerdown_exits_2", {"status", "--powerdown", "nap"}, "powerdown"},
+    {"bad_loglevel_exits_2", {"status", "--loglevel", "9"}, "loglevel"},
+    {"offset_without_file_exits_2", {"offset"}, "offset"},
+    {"prepare_file_without_size_exits_2", {"prepare-file", "/nonexistent/img"}, "prepare-file"},
+};
+
+static void bad_usage(void **state)
+{
+	const struct usage_case *c = *state;
+	struct fx f;
+	struct fx *fp = &f;
+	const char *args[16];
+	size_t n = 0;
+	struct run r;
+
+	assert_int_equal(fx_setup((void **)&fp), 0);
+	args[n++] = "--config";
+	args[n++] = fp->conf;
+	args[n++] = "--device";
+	args[n++] = fp->swap;
+	for (size_t i = 0; c->args[i]; i++)
+		args[n++] = c->args[i];
+	args[n] = NULL;
+	r = run_argv(args);
+	expect(&r, 2, NULL, c->in_err);
+	if (!strstr(r.err, "Try 'hibernate --help'"))
+		fail_msg("no pointer to --help: %s", r.err);
+	assert_string_equal(r.out, "");
+	run_free(&r);
+	fx_teardown((void **)&fp);
+}
+
+static void status_plain_swap(void **state)
+{
+	struct fx *f = *state;
+	uint64_t h = hash_file(f->swap);
+	struct run r = RUN("status", "--config", f->conf, "--device", f->swap);
+	struct stat st;
+	char want[64];
+
+	assert_int_equal(stat(f->swap, &st), 0);
+	snprintf(want, sizeof(want), "size-bytes: %lld\n", (long long)st.st_size);
+	expect(&r, 0, "image: none", NULL);
+	assert_non_null(strstr(r.out, f->swap));
+	assert_non_null(strstr(r.out, "offset-pages: 0\n"));
+	assert_non_null(strstr(r.out, want));
+	assert_non_null(strstr(r.out, "SWAPSPACE2"));
+	assert_int_equal(hash_file(f->swap), h);
+	run_free(&r);
+}
+
+static void status_missing_device(void **state)
+{
+	struct fx *f = *state;
+	struct run r = RUN("status", "--config", f->conf, "--device", "/nonexistent/swap");
+
+	expect(&r, 1, NULL, "/nonexistent/swap");
+	assert_string_equal(r.out, "");
+	run_free(&r);
+}
+
+static void status_not_a_device_spec(void **state)
+{
+	struct fx *f = *state;
+	struct run r = RUN("status", "--config", f->conf, "--device", "swap-please");
+
+	expect(&r, 1, NULL, "swap-please");
+	run_free(&r);
+}
+
+static void status_offset_beyond_end(void **state)
+{
+	struct fx *f = *state;
+	struct run r = RUN("status", "--config", f->conf, "--device", f->swap, "--offset", "600");
+
+	expect(&r, 1, NULL, "beyond the end");
+	assert_non_null(strstr(r.err, f->swap));
+	run_free(&r);
+}
+
+static void status_of_zeros_says_not_swap(void **state)
+{
+	struct fx *f = *state;
+	struct run r;
+	int fd = open(f->swap, O_WRONLY | O_TRUNC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 64 * TEST_PAGE), 0);
+	close(fd);
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	expect(&r, 0, "not a swap area", NULL);
+	assert_non_null(strstr(r.out, "image: none"));
+	run_free(&r);
+}
+
+static void config_unknown_key_names_file_and_line(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 8];
+	struct run r;
+
+	write_text_file(f->conf, "# conf\ncompress = lz4\nresume-device = /dev/vda2\n");
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	snprintf(want, sizeof(want), "%s:3:", f->conf);
+	expect(&r, 1, NULL, want);
+	assert_non_null(strstr(r.err, "resume-device"));
+	run_free(&r);
+}
+
+static void config_bad_value_names_file_line_key(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 8];
+	struct run r;
+
+	write_text_file(f->conf, "threads = 2\n\nthreads = -3\n");
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	snprintf(want, sizeof(want), "%s:3:", f->conf);
+	expect(&r, 1, NULL, want);
+	assert_non_null(strstr(r.err, "threads"));
+	run_free(&r);
+}
+
+static void config_named_but_missing(void **state)
+{
+	struct fx *f = *state;
+	struct run r =
+	    RUN("status", "--config", "/nonexistent/hibernate.conf", "--device", f->swap);
+
+	expect(&r, 1, NULL, "/nonexistent/hibernate.conf");
+	run_free(&r);
+}
+
+/* The device may come from the config file. */
+static void config_device_used(void **state)
+{
+	struct fx *f = *state;
+	char text[PATH_MAX + 32];
+	struct run r;
+
+	snprintf(text, sizeof(text), "device = %s\n", f->swap);
+	write_text_file(f->conf, text);
+	r = RUN("status", "--config", f->conf);
+	expect(&r, 0, "image: none", NULL);
+	assert_non_null(strstr(r.out, f->swap));
+	run_free(&r);
+	/* --device wins over it. */
+	r = RUN("status", "--config", f->conf, "--device", "/nonexistent/other");
+	expect(&r, 1, NULL, "/nonexistent/other");
+	run_free(&r);
+}
+
+static void resume_without_image_writes_nothing(void **state)
+{
+	struct fx *f = *state;
+	uint64_t h = hash_file(f->swap);
+	struct run r = RUN("resume", "-q", "--config", f->conf, "--device", f->swap,
+			   "--snapshot-device", NO_SNAPSHOT);
+
+	expect(&r, 0, NULL, NULL);
+	assert_int_equal(hash_file(f->swap), h);
+	run_free(&r);
+}
+
+static void resume_of_foreign_target_writes_nothing(void **state)
+{
+	struct fx *f = *state;
+	uint8_t kernel[20] = "SWAPSPACE2S1SUSPEND";
+	uint64_t h;
+	struct run r;
+
+	pwrite_at(f->swap, TEST_PAGE - 20, kernel, sizeof(kernel));
+	h = hash_file(f->swap);
+	r = RUN("resume", "-q", "--config", f->conf, "--device", f->swap, "--snapshot-device",
+		NO_SNAPSHOT);
+	expect(&r, 0, NULL, NULL);
+	assert_int_equal(hash_file(f->swap), h);
+	run_free(&r);
+}
+
+/* Hibernate fails on the target before it needs the snapshot device. */
+static void hibernate_missing_device_fails(void **state)
+{
+	struct fx *f = *state;
+	struct run r = RUN("--config", f->conf, "--device", "/nonexistent/swap",
+			   "--snapshot-device", NO_SNAPSHOT);
+
+	expect(&r, 1, NULL, "/nonexistent/swap");
+	run_free(&r);
+}
+
+static void invalidate_plain_swap(void **state)
+{
+	struct fx *f = *state;
+	uint64_t h = hash_file(f->swap);
+	struct run r = RUN("invalidate", "--config", f->conf, "--device", f->swap);
+
+	expect(&r, 0, NULL, "no image");
+	assert_int_equal(hash_file(f->swap), h);
+	run_free(&r);
+}
+
+static void invalidate_missing_device(void **state)
+{
+	struct fx *f = *state;
+	struct run r = RUN("invalidate", "--config", f->conf, "--device", "/nonexistent/swap");
+
+	expect(&r, 1, NULL, "/nonexistent/swap");
+	run_free(&r);
+}
+
+/* An image made through the library: status shows it, invalidate drops it. */
+static void invalidate_image_then_status(void **state)
+{
+	struct fx *f = *state;
+	struct hib_fake_params fp = fake_params(5, 250, 600, 0);
+	struct hib_stats st;
+	uint8_t page0[TEST_PAGE], after[TEST_PAGE];
+	char want[64];
+	struct run r;
+
+	read_page0(f->swap, page0);
+	quiet_logs();
+	assert_int_equal(write_image(f->swap, &fp, HIB_COMPRESS_LZ4, 2, &st, NULL),
+			 HIB_SUSPEND_WRITTEN);
+
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	expect(&r, 0, "image: present", NULL);
+	snprintf(want, sizeof(want), "stream-bytes: %" PRIu64 "\n", st.stream_bytes);
+	assert_non_null(strstr(r.out, want));
+	snprintf(want, sizeof(want), "image-bytes: %" PRIu64 "\n", st.stored_bytes);
+	assert_non_null(strstr(r.out, want));
+	assert_non_null(strstr(r.out, "codec: lz4\n"));
+	run_free(&r);
+
+	r = RUN("invalidate", "--config", f->conf, "--device", f->swap);
+	expect(&r, 0, NULL, "discarded");
+	run_free(&r);
+	read_page0(f->swap, after);
+	assert_memory_equal(after, page0, TEST_PAGE);
+
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	expect(&r, 0, "image: none", NULL);
+	run_free(&r);
+}
+
+static void status_damaged_image(void **state)
+{
+	struct fx *f = *state;
+	struct hib_fake_params fp = fake_params(6, 100, 600, 0);
+	struct run r;
+
+	quiet_logs();
+	assert_int_equal(write_image(f->swap, &fp, HIB_COMPRESS_NONE, 1, NULL, NULL),
+			 HIB_SUSPEND_WRITTEN);
+	xor_byte_at(f->swap, TEST_PAGE - 100, 0x01);
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	expect(&r, 0, "image: damaged", NULL);
+	run_free(&r);
+	/* invalidate still gives the swap area back */
+	r = RUN("invalidate", "--config", f->conf, "--device", f->swap);
+	expect(&r, 0, NULL, NULL);
+	run_free(&r);
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	expect(&r, 0, "image: none", NULL);
+	run_free(&r);
+}
+
+#define FX(fn)                                                                                     \
+	{                                                                                          \
+		.name = #fn, .test_func = fn, .setup_func = fx_setup, .teardown_func = fx_teardown \
+	}
+
+int main(void)
+{
+	static const struct CMUnitTest fixed[] = {
+	    FX(help_prints_usage),
+	    FX(version_prints_library_version),
+	    FX(status_plain_swap),
+	    FX(status_missing_device),
+	    FX(status_not_a_device_spec),
+	    FX(status_offset_beyond_end),
+	    FX(status_of_zeros_says_not_swap),
+	    FX(config_unknown_key_names_file_and_line),
+	    FX(config_bad_value_names_file_line_key),
+	    FX(config_named_but_missing),
+	    FX(config_device_used),
+	    FX(resume_without_image_writes_nothing),
+	    FX(resume_of_foreign_target_writes_nothing),
+	    FX(hibernate_missing_device_fails),
+	    FX(invalidate_plain_swap),
+	    FX(invalidate_missing_device),
+	    FX(invalidate_image_then_status),
+	    FX(status_damaged_image),
+	};
+	enum {
+		N_F = sizeof(fixed) / sizeof(fixed[0]),
+		N_U = sizeof(usage_cases) / sizeof(usage_cases[0]),
+	};
+	struct CMUnitTest tests[N_F + N_U];
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_F; i++)
+		tests[n++] = fixed[i];
+	for (size_t i = 0; i < N_U; i++)
+		tests[n++] = (struct CMUnitTest){.name = usage_cases[i].name,
+						 .test_func = bad_usage,
+						 .initial_state = (void *)&usage_cases[i]};
+	return _cmocka_run_group_tests("cli", tests, n, NULL, NULL);
+}
