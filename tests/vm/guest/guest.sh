@@ -1,0 +1,70 @@
+# Helpers for /init and the scenario scripts (busybox sh), sourced.
+
+# say KEY VALUE: one line of the guest -> host protocol.
+say() {
+	echo "HIBTEST $1=$2"
+}
+
+# Power off now, whatever state we are in.  poweroff -f calls
+# reboot(RB_POWER_OFF) directly (no init to ask); sysrq is the fallback.
+power_off() {
+	sync
+	poweroff -f
+	sleep 2
+	echo o >/proc/sysrq-trigger
+	sleep 30
+	exit 1
+}
+
+# fatal MESSAGE: report and power off (never returns).
+fatal() {
+	say error "$*"
+	power_off
+}
+
+# Milliseconds since boot (from /proc/uptime: 10 ms resolution).  Not
+# wall-clock time: after a resume it is the resumed kernel's uptime.
+uptime_ms() {
+	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
+}
+
+# load_modules SET: insmod the modules of /etc/hibtest/modules.SET, in order
+# (the host resolved the dependencies and the order when it built the image).
+load_modules() {
+	[ -f "/etc/hibtest/modules.$1" ] || fatal "no module set '$1' in the initramfs"
+	while read -r m; do
+		insmod "/lib/modules/$m.ko" || fatal "insmod $m failed (set $1)"
+	done <"/etc/hibtest/modules.$1"
+}
+
+# wait_for_block DEV: wait up to 5 s for a block device node (devtmpfs
+# creates it once the driver has probed the disk and read its partitions).
+wait_for_block() {
+	i=0
+	while [ ! -b "$1" ]; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && return 1
+		usleep 50000
+	done
+	return 0
+}
+
+# Printable form of raw bytes (for signatures read off a disk).
+printable() {
+	tr -c 'A-Za-z0-9_\n' '.'
+}
+
+# The swap signature: the last 10 bytes of the first page of DEV.
+swap_signature() {
+	dd if="$1" bs=4096 count=1 2>/dev/null | tail -c 10 | printable
+}
+
+# dmesg_mark: remember how far the kernel log goes; dump_kernel_log then
+# shows what the kernel said after that (freezer, snapshot, swsusp...), as
+# evidence on the console when a step failed.
+dmesg_mark() {
+	dmesg_lines=$(dmesg | wc -l)
+}
+dump_kernel_log() {
+	dmesg | tail -n +$((${dmesg_lines:-0} + 1)) | tail -n 30 | sed 's/^/  dmesg: /'
+}

@@ -1,0 +1,597 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # globals set here are read by the sourcing scripts
+# tests/vm/lib.sh — host-side helpers for the VM test harness.
+#
+# Sourced by tests/vm/run, tests/vm/demo and the scenario host parts
+# (tests/vm/scenarios/*.host).  Nothing here runs on its own.
+#
+# Pieces, in the order a scenario run uses them:
+#   kernel_prepare SERIES   fetch + unpack a Debian kernel ("6.1" or "6.12")
+#   initramfs_build OUT     busybox + modules (cached) + /init, scenarios, binary
+#   disk_create IMG         sparse GPT disk: vda1 = 1 GiB swap, vda2 = 256 MiB
+#   vm_boot N               one QEMU boot, console -> $VM_LOGDIR/bootN.log
+#   hib_get LOG KEY         read a `HIBTEST key=value` line the guest printed
+#
+# Guest -> host protocol: the guest prints lines "HIBTEST key=value" on the
+# serial console, one pair per line; the value is the rest of the line.
+
+HIBVM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+HIBVM_REPO=$(cd "$HIBVM_DIR/../.." && pwd)
+HIBVM_CACHE=${HIBERNATE_VM_CACHE:-/var/cache/hibernate-vm}
+HIBVM_LOGROOT=${HIBERNATE_VM_LOGS:-/tmp/hibernate-vm-logs}
+HIBVM_BINARY=${HIBERNATE_BINARY:-$HIBVM_REPO/build-static/hibernate}
+# Seconds one boot may take before QEMU is killed.  A boot is ~5-10 s under
+# TCG and a hibernate/resume of the test workload a few seconds more; the
+# limit only matters when something hangs.
+HIBVM_TIMEOUT=${HIBERNATE_VM_TIMEOUT:-150}
+# Keep -m and the machine type identical between the boots of one scenario:
+# x86-64 compares the e820 map of the resuming kernel with the image's.
+HIBVM_MEM=${HIBERNATE_VM_MEM:-1024}
+HIBVM_SMP=${HIBERNATE_VM_SMP:-2}
+HIBVM_MACHINE=pc
+
+# Bump when the layout of the cached base initramfs changes.
+HIBVM_BASE_FORMAT=3
+
+# Module sets, by kernel module name.  Dependencies are resolved from each
+# .ko's modinfo `depends=` (Debian's kernel .deb ships no modules.dep: depmod
+# runs at install time), so only the roots are named here.  Built-in ones
+# (modules.builtin) are dropped: on 6.12 virtio and virtio_pci are built in.
+#   block: the virtio disk.  virtio_pci is the transport virtio_blk needs but
+#          does not depend on, so it is a root of its own and comes first.
+#   ext4:  loaded only when a scenario asks (SCENARIO_MODULES=ext4 ->
+#          hibtest.modules=ext4): crc16, mbcache, jbd2, ext4 and crc32c.
+declare -gA HIBVM_MODSETS=(
+	[block]="virtio_pci virtio_blk"
+	[ext4]="ext4"
+)
+# softdep aliases -> module, for the few we follow.  ext4 and jbd2 have
+# `softdep=pre: crypto-crc32c` (metadata_csum needs it at mount time); the
+# generic implementation, because the TCG CPU has no SSE4.2 for crc32c-intel.
+declare -gA HIBVM_MODALIAS=(
+	[crypto-crc32c]=crc32c_generic
+)
+
+# ---------------------------------------------------------------- messages
+
+hibvm_info() { printf '%s\n' "$*" >&2; }
+hibvm_die() { printf 'tests/vm: %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- kernels
+
+# Package name for a kernel series, from apt's lists.
+#   6.1  -> whatever linux-image-amd64 depends on (linux-image-6.1.0-NN-amd64)
+#   6.12 -> the newest linux-image-6.12.N+deb12-amd64 that has a candidate
+#           (the names list also holds -rt/-cloud/-dbg/-unsigned: not those)
+kernel_resolve_package() {
+	local series=$1 pkg=
+	case $series in
+	6.1)
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			awk '!found && $1 == "Depends:" && $2 ~ /^linux-image-6\.1\.0-[0-9]+-amd64$/ { print $2; found = 1 }')
+		;;
+	6.12)
+		# (No `| grep -q` / `| head` here: under pipefail an early-closing
+		# reader makes the pipeline fail with SIGPIPE.)
+		local names name
+		names=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' 2>/dev/null |
+			awk '{print $1}' | sort -V -r)
+		for name in $names; do
+			# search also lists names without a downloadable version (only
+			# in a Provides or an old list): keep the newest that has one.
+			if [[ $(apt-cache policy "$name" 2>/dev/null) == *"Candidate: "[0-9]* ]]; then
+				pkg=$name
+				break
+			fi
+		done
+		;;
+	*) hibvm_die "unknown kernel series '$series' (known: 6.1 6.12)" ;;
+	esac
+	printf '%s\n' "$pkg"
+}
+
+# The .deb for package $1 already in the cache, if any.
+kernel_cached_deb() {
+	local pkg=$1 f
+	for f in "$HIBVM_CACHE/debs/${pkg}_"*_amd64.deb; do
+		[[ -f $f ]] && { printf '%s\n' "$f"; return 0; }
+	done
+	return 1
+}
+
+# Newest cached .deb of a series: the fallback when apt cannot be asked.
+kernel_cached_deb_for_series() {
+	local series=$1 glob
+	case $series in
+	6.1) glob='linux-image-6.1.0-*-amd64_*_amd64.deb' ;;
+	6.12) glob='linux-image-6.12.*+deb12-amd64_*_amd64.deb' ;;
+	esac
+	# shellcheck disable=SC2086
+	(cd "$HIBVM_CACHE/debs" 2>/dev/null && ls -1 $glob 2>/dev/null) |
+		sort -V | tail -n1 | sed "s|^|$HIBVM_CACHE/debs/|" | grep . || return 1
+}
+
+# kernel_prepare SERIES: make sure the kernel of SERIES is unpacked in the
+# cache, and set
+#   KERNEL_SERIES KERNEL_PKG KERNEL_RELEASE (uname -r) KERNEL_DIR
+#   KERNEL_VMLINUZ KERNEL_MODDIR KERNEL_LABEL ("6.12 6.12.107+deb12-amd64")
+kernel_prepare() {
+	local series=$1 pkg deb
+	mkdir -p "$HIBVM_CACHE/debs" "$HIBVM_CACHE/kernels"
+	(
+		# One fetch at a time, also across parallel runs.
+		flock 9
+		pkg=$(kernel_resolve_package "$series")
+		if [[ -z $pkg ]]; then
+			# apt-cache knows nothing before the first `apt-get update`.
+			hibvm_info "tests/vm: apt knows no kernel for $series yet: apt-get update"
+			apt-get update -qq >&2 || true
+			pkg=$(kernel_resolve_package "$series")
+		fi
+		deb=
+		if [[ -n $pkg ]]; then
+			deb=$(kernel_cached_deb "$pkg") || {
+				hibvm_info "tests/vm: downloading $pkg"
+				# apt-get download runs as _apt when it can: let it write here.
+				chown _apt "$HIBVM_CACHE/debs" 2>/dev/null || true
+				(cd "$HIBVM_CACHE/debs" && apt-get download -q "$pkg" >&2) || true
+				deb=$(kernel_cached_deb "$pkg") || deb=
+			}
+		fi
+		if [[ -z $deb ]]; then
+			# No apt answer (offline?): an older cached kernel of the same
+			# series is better than no test at all.
+			deb=$(kernel_cached_deb_for_series "$series") ||
+				hibvm_die "cannot get a $series kernel: apt found '${pkg:-nothing}' and the cache $HIBVM_CACHE/debs has none"
+			hibvm_info "tests/vm: using cached $(basename "$deb") (apt: '${pkg:-nothing}')"
+		fi
+		pkg=$(basename "$deb"); pkg=${pkg%%_*}
+		local dir=$HIBVM_CACHE/kernels/$series/$pkg
+		if [[ ! -e $dir/.unpacked ]]; then
+			hibvm_info "tests/vm: unpacking $pkg"
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			dpkg -x "$deb" "$dir"
+			touch "$dir/.unpacked"
+		fi
+		# The newest unpacked package of the series is "the" kernel.
+		ln -sfn "$pkg" "$HIBVM_CACHE/kernels/$series/current"
+	) 9>"$HIBVM_CACHE/.lock" || return 1
+
+	KERNEL_SERIES=$series
+	KERNEL_DIR=$(readlink -f "$HIBVM_CACHE/kernels/$series/current")
+	KERNEL_PKG=$(basename "$KERNEL_DIR")
+	KERNEL_VMLINUZ=$(compgen -G "$KERNEL_DIR/boot/vmlinuz-*" | head -n1)
+	KERNEL_RELEASE=${KERNEL_VMLINUZ##*/vmlinuz-}
+	KERNEL_MODDIR=$KERNEL_DIR/lib/modules/$KERNEL_RELEASE
+	KERNEL_LABEL="$series $KERNEL_RELEASE"
+	[[ -f $KERNEL_VMLINUZ && -d $KERNEL_MODDIR ]] ||
+		hibvm_die "kernel $KERNEL_PKG unpacked badly in $KERNEL_DIR"
+}
+
+# ---------------------------------------------------------------- modules
+
+# Fill HIBVM_KO[name]=path for every module file of the current kernel and
+# HIBVM_BUILTIN[name]=1 for the built-in ones.  Module names use '_' where
+# file names may use '-'.
+_modules_index() {
+	declare -gA HIBVM_KO=() HIBVM_BUILTIN=()
+	local f name
+	while IFS= read -r f; do
+		name=${f##*/}; name=${name%.xz}; name=${name%.ko}; name=${name//-/_}
+		HIBVM_KO[$name]=$f
+	done < <(find "$KERNEL_MODDIR/kernel" -name '*.ko' -o -name '*.ko.xz')
+	while IFS= read -r f; do
+		name=${f##*/}; name=${name%.ko}; name=${name//-/_}
+		HIBVM_BUILTIN[$name]=1
+	done <"$KERNEL_MODDIR/modules.builtin"
+}
+
+# The .modinfo strings of a module file.
+_modinfo() {
+	case $1 in
+	*.xz) xz -dc "$1" ;;
+	*) cat "$1" ;;
+	esac | tr '\0' '\n' | grep -a -E '^[a-z_]+='
+}
+
+# _modules_resolve NAME...: print the module names to load, dependencies
+# first, each once, built-ins left out.
+_modules_resolve() {
+	declare -gA _seen=()
+	local m
+	for m in "$@"; do _modules_visit "$m"; done
+}
+_modules_visit() {
+	local m=${1//-/_} info dep alias
+	[[ -n ${_seen[$m]:-} ]] && return 0
+	_seen[$m]=1
+	[[ -n ${HIBVM_BUILTIN[$m]:-} ]] && return 0
+	[[ -n ${HIBVM_KO[$m]:-} ]] ||
+		hibvm_die "module $m not found in $KERNEL_PKG"
+	info=$(_modinfo "${HIBVM_KO[$m]}")
+	# softdep=pre: a b post: c -> the "pre" ones we know an alias for.
+	# shellcheck disable=SC2013 # words, not lines
+	for alias in $(sed -n 's/^softdep=pre: *//p' <<<"$info" | sed 's/ post:.*//'); do
+		[[ -n ${HIBVM_MODALIAS[$alias]:-} ]] && _modules_visit "${HIBVM_MODALIAS[$alias]}"
+	done
+	for dep in $(sed -n 's/^depends=//p' <<<"$info" | tr ',' ' '); do
+		_modules_visit "$dep"
+	done
+	printf '%s\n' "$m"
+}
+
+# ---------------------------------------------------------------- initramfs
+
+# Path of the cached base initramfs (busybox + modules) of the current kernel;
+# built on first use.  Its name carries what it was built from.
+initramfs_base() {
+	local bb=/bin/busybox key base
+	[[ -x $bb ]] || hibvm_die "$bb missing: apt-get install busybox-static"
+	[[ $(file -b "$bb" 2>/dev/null) == *dynamically* ]] &&
+		hibvm_die "$bb is not static: apt-get install busybox-static"
+	key=$( { echo "$HIBVM_BASE_FORMAT"; stat -c '%s %Y' "$bb"
+		declare -p HIBVM_MODSETS HIBVM_MODALIAS; } | sha256sum | cut -c1-12)
+	base=$HIBVM_CACHE/initramfs/$KERNEL_PKG-base-$key.cpio.gz
+	if [[ ! -s $base ]]; then
+		_initramfs_build_base "$base" || return 1
+	fi
+	printf '%s\n' "$base"
+}
+
+_initramfs_build_base() {
+	local out=$1 stage set m applet
+	stage=$(mktemp -d "${TMPDIR:-/tmp}/hibvm-base.XXXXXX")
+	mkdir -p "$stage"/{bin,dev,proc,sys,run,tmp,mnt,lib/modules,etc/hibtest}
+	ln -s bin "$stage/sbin"
+	ln -s ../bin "$stage/usr" 2>/dev/null || true
+	# /dev/console must exist before /init runs: the kernel opens it as
+	# init's stdin/stdout/stderr, and devtmpfs is mounted only by /init.
+	mknod -m 600 "$stage/dev/console" c 5 1
+	cp /bin/busybox "$stage/bin/busybox"
+	for applet in $(/bin/busybox --list); do
+		# `busybox --list` names busybox itself.
+		[[ $applet == busybox ]] && continue
+		ln -sf busybox "$stage/bin/$applet"
+	done
+	_modules_index
+	for set in "${!HIBVM_MODSETS[@]}"; do
+		# shellcheck disable=SC2086
+		_modules_resolve ${HIBVM_MODSETS[$set]} >"$stage/etc/hibtest/modules.$set"
+		while read -r m; do
+			# busybox insmod cannot read .ko.xz: decompress here.
+			case ${HIBVM_KO[$m]} in
+			*.xz) xz -dc "${HIBVM_KO[$m]}" >"$stage/lib/modules/$m.ko" ;;
+			*) cp "${HIBVM_KO[$m]}" "$stage/lib/modules/$m.ko" ;;
+			esac
+		done <"$stage/etc/hibtest/modules.$set"
+	done
+	echo "$KERNEL_RELEASE" >"$stage/etc/hibtest/kernel"
+	mkdir -p "$(dirname "$out")"
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio -o -H newc --owner=0:0 --quiet | gzip -1) >"$out.tmp"
+	# Older bases of this kernel (built by an older lib.sh) are garbage now.
+	rm -f "$HIBVM_CACHE/initramfs/$KERNEL_PKG-base-"*.cpio.gz
+	mv "$out.tmp" "$out"
+	rm -rf "$stage"
+}
+
+# initramfs_build OUT: the boot initramfs of the current kernel, as two
+# concatenated gzip'd cpio archives (the kernel unpacks them in turn): the
+# cached base, then this run's /init, guest scripts and hibernate binary.
+# Rebuilt per scenario run, so edits to the binary or scripts always count.
+initramfs_build() {
+	local out=$1 base stage
+	base=$(initramfs_base) || return 1
+	stage=$(mktemp -d "${TMPDIR:-/tmp}/hibvm-top.XXXXXX")
+	mkdir -p "$stage/bin" "$stage/scenarios" "$stage/lib/hibtest"
+	install -m 755 "$HIBVM_DIR/guest/init" "$stage/init"
+	install -m 644 "$HIBVM_DIR/guest/"*.sh "$stage/lib/hibtest/"
+	install -m 755 "$HIBVM_DIR/scenarios/"*.sh "$stage/scenarios/"
+	if [[ -x $HIBVM_BINARY ]]; then
+		install -m 755 "$HIBVM_BINARY" "$stage/bin/hibernate"
+	fi
+	{
+		cat "$base"
+		(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
+			cpio -o -H newc --owner=0:0 --quiet | gzip -1)
+	} >"$out"
+	rm -rf "$stage"
+}
+
+# True when the static binary exists and is static (a dynamic one would not
+# start in the initramfs, which has no libc).
+binary_ready() {
+	[[ -x $HIBVM_BINARY ]] || return 1
+	[[ $(file -b "$HIBVM_BINARY" 2>/dev/null) != *"dynamically linked"* ]]
+}
+
+# ---------------------------------------------------------------- disk
+
+# Partition 1 (vda1): swap, 1 GiB.  Partition 2 (vda2): 256 MiB, free for
+# scenarios (ext4 with a swapfile, a plain file target...).
+HIBVM_P1_START_MIB=1
+HIBVM_P1_SIZE_MIB=1024
+HIBVM_P2_START_MIB=$((HIBVM_P1_START_MIB + HIBVM_P1_SIZE_MIB))
+HIBVM_P2_SIZE_MIB=256
+
+# disk_create IMG: a sparse raw disk with a GPT and a real swap area
+# (util-linux mkswap: SWAPSPACE2, version 1, with a UUID) on partition 1.
+disk_create() {
+	local img=$1 tmp
+	rm -f "$img"
+	truncate -s $((HIBVM_P2_START_MIB + HIBVM_P2_SIZE_MIB + 1))M "$img"
+	sfdisk --quiet --no-reread --no-tell-kernel "$img" <<-EOF
+		label: gpt
+		start=${HIBVM_P1_START_MIB}MiB, size=${HIBVM_P1_SIZE_MIB}MiB, type=swap, name=swap
+		start=${HIBVM_P2_START_MIB}MiB, size=${HIBVM_P2_SIZE_MIB}MiB, type=linux, name=data
+	EOF
+	# mkswap needs a device or file of the partition's size; the header is
+	# the first page only, so make it in a sparse file and copy that page.
+	tmp=$(mktemp "${TMPDIR:-/tmp}/hibvm-swap.XXXXXX")
+	truncate -s ${HIBVM_P1_SIZE_MIB}M "$tmp"
+	mkswap -q "$tmp" >/dev/null 2>&1 || { rm -f "$tmp"; hibvm_die "mkswap failed"; }
+	dd if="$tmp" of="$img" bs=4096 count=1 seek=$((HIBVM_P1_START_MIB * 256)) \
+		conv=notrunc status=none
+	rm -f "$tmp"
+}
+
+# disk_mkfs_ext4 IMG [MKFS-OPTIONS...]: an ext4 filesystem on partition 2
+# (vda2), made on the host (mke2fs writes into the image at the offset).
+disk_mkfs_ext4() {
+	local img=$1; shift
+	mkfs.ext4 -q -F -E offset=$((HIBVM_P2_START_MIB * 1048576)) "$@" "$img" "${HIBVM_P2_SIZE_MIB}M" ||
+		hibvm_die "mkfs.ext4 on partition 2 of $img failed"
+}
+
+# disk_hash IMG: a hash of the whole disk image, to see whether a boot wrote
+# to it.  BLAKE2 (b2sum): ~1 s for the sparse 1.3 GB image, sha256 ~5 s.
+disk_hash() {
+	b2sum "$1" | cut -d' ' -f1
+}
+
+# ---------------------------------------------------------------- QEMU
+
+# vm_boot N [EXTRA-CMDLINE...]
+# Boots the VM once with hibtest.scenario=$SCENARIO hibtest.boot=N.
+# Needs VM_INITRD, VM_DISK, VM_LOGDIR, SCENARIO, KERNEL_VMLINUZ; optional
+# VM_APPEND (extra cmdline for every boot of the scenario).
+# Writes $VM_LOGDIR/bootN.log (the console), bootN.marks ("<host time>
+# key=value" for each HIBTEST line as it arrived) and bootN.times (host
+# times QEMU started and ended; also in $VM_BOOT_START and $VM_BOOT_END).  Returns 0 when QEMU exited by itself, 1 on timeout (then
+# VM_BOOT_ERROR says so, with the last console lines).
+# VERBOSE=1 tees the console to stderr.
+vm_boot() {
+	local n=$1; shift
+	local log=$VM_LOGDIR/boot$n.log marks=$VM_LOGDIR/boot$n.marks
+	local rcfile=$VM_LOGDIR/.boot$n.rc
+	local append="console=ttyS0 quiet no_console_suspend panic=-1"
+	append+=" hibtest.scenario=$SCENARIO hibtest.boot=$n ${VM_APPEND:-} $*"
+	local tee_to=("$log")
+	[[ ${VERBOSE:-0} != 0 ]] && tee_to+=(/dev/stderr)
+	: >"$log"; : >"$marks"; rm -f "$rcfile"
+	VM_BOOT_ERROR=
+	VM_BOOT_START=$EPOCHREALTIME
+	{
+		local rc=0
+		# -k: QEMU gets SIGTERM at the limit and SIGKILL 5 s later.
+		# VM_QEMU_ARGS (e.g. disk throttling) is split into words on purpose.
+		# shellcheck disable=SC2086
+		timeout -k 5 "$HIBVM_TIMEOUT" qemu-system-x86_64 \
+			-accel tcg -machine "$HIBVM_MACHINE" -m "$HIBVM_MEM" -smp "$HIBVM_SMP" \
+			-nographic -no-reboot -nic none \
+			-kernel "$KERNEL_VMLINUZ" -initrd "$VM_INITRD" -append "$append" \
+			-drive "file=$VM_DISK,if=virtio,format=raw" \
+			${VM_QEMU_ARGS:-} </dev/null 2>&1 || rc=$?
+		echo "$rc" >"$rcfile"
+	} | tee -a "${tee_to[@]}" | _vm_stamp "$marks"
+	VM_BOOT_END=$EPOCHREALTIME
+	echo "start=$VM_BOOT_START end=$VM_BOOT_END" >"$VM_LOGDIR/boot$n.times"
+	local rc
+	rc=$(cat "$rcfile" 2>/dev/null || echo '?')
+	rm -f "$rcfile"
+	if [[ $rc == 124 || $rc == 137 ]]; then
+		VM_BOOT_ERROR="timeout in boot $n (${HIBVM_TIMEOUT}s); last console lines: $(log_tail "$log" 5)"
+		return 1
+	fi
+	if [[ $rc != 0 ]]; then
+		VM_BOOT_ERROR="QEMU failed in boot $n (exit $rc): $(log_tail "$log" 5)"
+		return 1
+	fi
+	return 0
+}
+
+# Reads the console stream; for every HIBTEST line records the host time it
+# arrived (bash's $EPOCHREALTIME: no fork per line).  Used for the demo's
+# timings: "mark" lines printed right before the step to time.
+#
+# The stream is cut at '\r' rather than '\n': the guest's tty turns every
+# '\n' into "\r\n", so a line is seen as soon as it is complete, and a
+# progress bar that redraws itself with a bare '\r' shows each update.
+# A caller may define vm_on_piece NL TEXT to watch the console live (the
+# demo does): NL=1 when TEXT starts a new line, 0 when it redraws the
+# current one.
+_vm_stamp() {
+	local marks=$1 seg nl hook=
+	declare -F vm_on_piece >/dev/null && hook=1
+	while IFS= read -r -d $'\r' seg || [[ -n $seg ]]; do
+		nl=0
+		if [[ $seg == $'\n'* ]]; then
+			nl=1
+			seg=${seg#$'\n'}
+		fi
+		# Output that did not pass through the tty may hold bare '\n's.
+		while [[ $seg == *$'\n'* ]]; do
+			_vm_piece "$nl" "${seg%%$'\n'*}"
+			seg=${seg#*$'\n'}
+			nl=1
+		done
+		_vm_piece "$nl" "$seg"
+	done
+	return 0
+}
+_vm_piece() {
+	if [[ $2 == *"HIBTEST "* ]]; then
+		printf '%s %s\n' "$EPOCHREALTIME" "${2#*HIBTEST }" >>"$marks"
+	fi
+	[[ -z $hook ]] || vm_on_piece "$1" "$2"
+}
+
+# ---------------------------------------------------------------- protocol
+
+# hib_get LOG KEY: value of the last "HIBTEST KEY=value" line (empty if none;
+# status 1 when there is no such line).
+hib_get() {
+	local v
+	v=$(hib_get_all "$1" "$2" | tail -n1)
+	[[ -n $v ]] || return 1
+	printf '%s\n' "$v"
+}
+
+# hib_get_all LOG KEY: every value of KEY, in order.
+hib_get_all() {
+	sed -n "s/^.*HIBTEST $2=//p" "$1" | tr -d '\r'
+}
+
+# hib_has LOG KEY: did the guest print KEY at all?
+hib_has() {
+	grep -aq "HIBTEST $2=" "$1"
+}
+
+# hib_mark_time BOOT-N KEY=VALUE: host time (s.us) the line "HIBTEST KEY=VALUE"
+# (or, with just KEY, the first "KEY=..." line) arrived during boot N.
+hib_mark_time() {
+	local marks=$VM_LOGDIR/boot$1.marks
+	awk -v k="$2" '{ s = $0; sub(/^[^ ]* /, "", s) }
+		index(k, "=") ? s == k : index(s, k "=") == 1 { print $1; exit }' "$marks"
+}
+
+# log_tail LOG N [FROM-KEY=VALUE]: the last N non-empty console lines as a
+# terminal would show them (a line redrawn with '\r' shows its last state;
+# escape sequences dropped), joined with " | ".  With FROM, only lines after
+# the "HIBTEST FROM" line and before the next HIBTEST line: the output of the
+# step that FROM marks (e.g. mark=hibernate -> what `hibernate` printed).
+log_tail() {
+	awk -v from="${3:-}" '{ sub(/\r+$/, ""); n = split($0, part, "\r"); line = part[n]
+		gsub(/\033(\[[0-9;?]*[A-Za-z]|c)/, "", line); sub(/[ \t]+$/, "", line) }
+		from != "" && !on { if (index(line, "HIBTEST " from) > 0) on = 1; next }
+		from != "" && index(line, "HIBTEST ") > 0 { exit }
+		line ~ /[^ \t]/ { print line }' "$1" | tail -n "$2" | paste -sd'|' | sed 's/|/ | /g' |
+		grep . || echo '(nothing)'
+}
+
+# Seconds (3 decimals) between two $EPOCHREALTIME values.
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# Evidence of how a boot ended, for FAIL reasons.
+boot_end_note() {
+	local log=$1
+	if grep -aq 'Kernel panic' "$log"; then
+		printf '%s' "$(grep -a -m1 'Kernel panic' "$log" | tr -d '\r' | sed 's/^.*Kernel panic/Kernel panic/')"
+	elif hib_has "$log" error; then
+		printf 'guest error: %s' "$(hib_get "$log" error)"
+	elif grep -aq 'reboot: Power down' "$log"; then
+		printf 'guest powered off'
+	else
+		printf 'guest stopped without "reboot: Power down"'
+	fi
+}
+
+# ---------------------------------------------------------------- checks
+# For the scenario host parts (tests/vm/scenarios/*.host).  They run inside
+# tests/vm/run's per-scenario subshell, where fail/skip end the scenario.
+
+# boot_log N: path of boot N's console log.
+boot_log() { printf '%s\n' "$VM_LOGDIR/boot$1.log"; }
+
+# need N KEY: value of KEY printed in boot N, or FAIL saying it is missing.
+need() {
+	local log v
+	log=$(boot_log "$1")
+	v=$(hib_get "$log" "$2") ||
+		fail "boot $1 printed no '$2' ($(boot_end_note "$log"); last lines: $(log_tail "$log" 4); log: $log)"
+	printf '%s\n' "$v"
+}
+
+# boot_or_fail N [CMDLINE...]: boot N, FAIL on timeout naming the log.
+boot_or_fail() {
+	local n=$1
+	vm_boot "$@" || fail "$VM_BOOT_ERROR (log: $(boot_log "$n"))"
+	# A guest-side error line always fails the scenario.
+	if hib_has "$(boot_log "$n")" error; then
+		fail "boot $n: guest error: $(hib_get "$(boot_log "$n")" error) (log: $(boot_log "$n"))"
+	fi
+	return 0
+}
+
+# check_hibernated N: boot N ran the workload, went to hibernate and the VM
+# powered off by itself.  HOW names the hibernation method for messages.
+check_hibernated() {
+	local n=$1 how=$2 log
+	log=$(boot_log "$n")
+	need "$n" token >/dev/null
+	need "$n" hash >/dev/null
+	need "$n" counter >/dev/null
+	need "$n" counter_pid >/dev/null
+	need "$n" mark >/dev/null
+	if hib_has "$log" hibernate_rc; then
+		fail "boot $n: $how failed with exit $(hib_get "$log" hibernate_rc), the VM kept running; it printed: $(log_tail "$log" 8 mark=hibernate) (log: $log)"
+	fi
+	if hib_has "$log" resumed; then
+		fail "boot $n: $how returned 0 without powering the VM off (log: $log)"
+	fi
+	grep -aq 'reboot: Power down' "$log" ||
+		fail "boot $n: after $how the VM stopped without powering off ($(boot_end_note "$log")); last lines: $(log_tail "$log" 6) (log: $log)"
+}
+
+# check_resumed_workload N M: boot M shows boot N's world resumed: same
+# token and data hash, same counter process still ticking from where it was.
+check_resumed_workload() {
+	local n=$1 m=$2 log2 v
+	log2=$(boot_log "$m")
+	if ! hib_has "$log2" resumed; then
+		fail "boot $m: neither resumed nor returned ($(boot_end_note "$log2")); last lines: $(log_tail "$log2" 6) (log: $log2)"
+	fi
+	v=$(hib_get "$log2" resumed)
+	if [[ $v != 1 ]]; then
+		fail "boot $m: no resume: the resume step returned with exit $(hib_get "$log2" resume_rc || echo '?') after $(hib_get "$log2" resume_ms || echo '?') ms; it printed: $(log_tail "$log2" 8 mark=resume) (log: $log2)"
+	fi
+	local t1 t2 h1 h2 p1 p2 c1 c2 c3
+	t1=$(need "$n" token); t2=$(need "$m" token)
+	[[ $t1 == "$t2" ]] || fail "boot $m: token after resume '$t2' differs from boot $n's '$t1' (log: $log2)"
+	h1=$(need "$n" hash); h2=$(need "$m" hash)
+	[[ $h1 == "$h2" ]] || fail "boot $m: tmpfs data hash after resume $h2 differs from $h1 before (log: $log2)"
+	p1=$(need "$n" counter_pid); p2=$(need "$m" counter_pid)
+	[[ $p1 == "$p2" ]] || fail "boot $m: counter pid $p2 after resume, $p1 before (log: $log2)"
+	c1=$(need "$n" counter); c2=$(need "$m" counter); c3=$(need "$m" counter_later)
+	[[ $c1 =~ ^[0-9]+$ && $c2 =~ ^[0-9]+$ && $c3 =~ ^[0-9]+$ ]] ||
+		fail "boot $m: counter values not numbers: '$c1' '$c2' '$c3' (log: $log2)"
+	((c2 >= c1)) || fail "boot $m: counter went back from $c1 to $c2 after resume (log: $log2)"
+	((c3 > c2)) || fail "boot $m: counter stopped after resume: $c2 then $c3 two seconds later (log: $log2)"
+	[[ $(need "$m" counter_later_pid) == "$p1" ]] ||
+		fail "boot $m: another process writes the counter after resume (log: $log2)"
+	[[ $(need "$m" counter_alive) == 1 ]] ||
+		fail "boot $m: counter process $p1 is gone after resume (log: $log2)"
+}
+
+# check_no_resume N: boot N did not resume and its resume step returned 0
+# within MAX_MS (default 1000).
+check_no_resume() {
+	local n=$1 max=${2:-1000} log rc ms
+	log=$(boot_log "$n")
+	[[ $(need "$n" resumed) == 0 ]] ||
+		fail "boot $n: resumed an image again (log: $log)"
+	rc=$(need "$n" resume_rc)
+	ms=$(need "$n" resume_ms)
+	[[ $rc == 0 ]] || fail "boot $n: resume with no image exited $rc; last lines: $(log_tail "$log" 6) (log: $log)"
+	((ms < max)) || fail "boot $n: resume with no image took $ms ms (limit $max ms) (log: $log)"
+}
+
+# check_swap_usable N: boot N saw SWAPSPACE2 on vda1 and swapon worked.
+check_swap_usable() {
+	local n=$1 log sig
+	log=$(boot_log "$n")
+	sig=$(need "$n" signature)
+	[[ $sig == SWAPSPACE2 ]] || fail "boot $n: swap signature is '$sig', not SWAPSPACE2 (log: $log)"
+	[[ $(need "$n" swapon) == ok ]] || fail "boot $n: swapon /dev/vda1: $(hib_get "$log" swapon) (log: $log)"
+}
