@@ -270,6 +270,10 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 	pipeline_stop(rc.ep.pipe);
 	if (r < 0)
 		goto discard;
+	{
+		uint64_t tp = t0;
+		log_phase(&tp, "load");
+	}
 
 	/* One more write: the kernel finishes its last page (and, since 6.5, the
 	 * zero pages left out of the stream) and must say it has the whole image. */

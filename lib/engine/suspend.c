@@ -313,7 +313,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	pthread_t writer;
 	pthread_attr_t attr;
 	struct hib_sig_tail tail;
-	uint64_t stream_xxh3 = 0, hdr_off, t0 = hib_now_ms();
+	uint64_t stream_xxh3 = 0, hdr_off, t0 = hib_now_ms(), tp;
 	int r;
 
 	r = pipeline_start(sc->ep.pipe);
@@ -337,6 +337,8 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	if (r < 0)
 		return r;
 	report(sc, true);
+	tp = t0;
+	log_phase(&tp, "write");
 
 	h->stream_bytes = sc->stream_bytes;
 	h->stream_xxh3 = stream_xxh3;
@@ -361,15 +363,18 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	r = hib_target_write(sc->t, hdr_off, h, HIB_PAGE_SIZE);
 	if (r < 0)
 		return log_err(r, "%s: writing the image header failed: %m", sc->t->path);
+	log_phase(&tp, "map+header");
 	if (sc->o->verify) {
 		r = verify_image(sc, stream_xxh3);
 		if (r < 0)
 			return r;
+		log_phase(&tp, "verify");
 	}
 	/* Everything must be on the disk before the signature says it is there. */
 	r = hib_target_sync(sc->t);
 	if (r < 0)
 		return log_err(r, "%s: flushing the image to disk failed: %m", sc->t->path);
+	log_phase(&tp, "sync");
 
 	memset(&tail, 0, sizeof(tail));
 	memcpy(tail.magic, HIB_TAIL_MAGIC, 16);
@@ -386,6 +391,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	r = hib_sig_write_image(sc->t, orig_page, &tail);
 	if (r < 0)
 		return log_err(r, "%s: unable to write the signature page: %m", sc->t->path);
+	log_phase(&tp, "signature");
 	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms",
 		 (unsigned long long)(sc->stream_bytes >> 20),
 		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
@@ -464,7 +470,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	uint32_t block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES;
 	bool frozen = false, image = false, sig_written = false, swapped_on = false;
 	int in_suspend = 0, r;
-	uint64_t t0;
+	uint64_t t0, tp;
 
 	if (!orig_page || !h)
 		return -ENOMEM;
@@ -520,12 +526,14 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		log_warn("mlockall failed (%s): pages of this program may be swapped", strerror(errno));
 
 	t0 = hib_now_ms();
+	tp = t0;
 	r = snap->ops->freeze(snap);
 	if (r < 0) {
 		log_err(r, "freezing processes failed: %m");
 		goto out;
 	}
 	frozen = true;
+	log_phase(&tp, "freeze");
 	if (o->powerdown == HIB_POWERDOWN_PLATFORM) {
 		r = snap->ops->platform_support(snap, 1);
 		if (r < 0)
@@ -559,6 +567,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		goto out;
 	}
 	h->stat_snapshot_ms = hib_now_ms() - t0;
+	log_phase(&tp, "snapshot");
 
 	r = snap->ops->get_image_size(snap, &sc.stream_bytes);
 	if (r < 0) {
@@ -567,6 +576,16 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	}
 	log_info("snapshot: %llu MiB in %llu ms", (unsigned long long)(sc.stream_bytes >> 20),
 		 (unsigned long long)h->stat_snapshot_ms);
+	/* PREF_IMAGE_SIZE is only a wish: the kernel frees what it can and makes the
+	 * image anyway. A limit the user set is a limit. */
+	if (o->image_size > 0 && sc.stream_bytes > (uint64_t)o->image_size) {
+		r = log_err(-E2BIG,
+			    "the image is %llu MiB, over the limit of %llu MiB: the kernel could "
+			    "not free enough memory; raise --image-size or close programs",
+			    (unsigned long long)(sc.stream_bytes >> 20),
+			    (unsigned long long)((uint64_t)o->image_size >> 20));
+		goto out;
+	}
 	/* Now, not before: FREEZE synced, and nothing writes a filesystem any more. */
 	if (!snap->is_fake)
 		engine_fs_record(h);

@@ -58,6 +58,21 @@ int hib_log_errno(enum hib_loglevel level, int r, const char *fmt, ...) _printf_
 
 uint64_t hib_now_ms(void);
 
+/* How long a phase of the cycle took: shown in debug builds, at loglevel 5 otherwise.
+ * Updates *t0 to now, for the next phase. */
+#ifdef HIB_DEBUG_TIMINGS
+#define HIB_TIMING_LEVEL HIB_LOG_PROGRESS
+#else
+#define HIB_TIMING_LEVEL HIB_LOG_DEBUG
+#endif
+#define log_phase(t0, name)                                                                \
+	do {                                                                               \
+		uint64_t _now = hib_now_ms();                                              \
+		hib_log(HIB_TIMING_LEVEL, "phase %-10s %6llu ms", (name),                  \
+			(unsigned long long)(_now - *(t0)));                               \
+		*(t0) = _now;                                                              \
+	} while (0)
+
 /* Full-length positional I/O: -errno, or -EIO on a short transfer at EOF. */
 int hib_pread_full(int fd, void *buf, size_t len, uint64_t off);
 int hib_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
