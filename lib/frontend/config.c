@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * /etc/hibernate.conf: "key = value" lines, '#' comments. Unknown keys and
- * bad values are errors that name the line: a typo must not silently
- * hibernate to the wrong place.
+ * /etc/hibernate.conf: "key = value" lines, '#' comments, and the hook lines
+ * "OnSuspend NN command" / "OnResume NN command". Unknown keys and bad values
+ * are errors that name the line: a typo must not silently hibernate to the
+ * wrong place.
  */
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,95 +44,277 @@ static int parse_uint(const char *v, uint64_t max, uint64_t *ret)
 	return 0;
 }
 
-int hib_config_set(struct hib_config *c, const char *key, const char *value, char *err,
-		   size_t errlen)
+static int parse_bool(const char *v, bool *ret)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "on"))
+		*ret = true;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "off"))
+		*ret = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int set_string(char **field, const char *v)
+{
+	char *s = strdup(v);
+
+	if (!s)
+		return -ENOMEM;
+	free(*field);
+	*field = s;
+	return 0;
+}
+
+/* ---- the keys ------------------------------------------------------------ */
+
+typedef int (*setter_fn)(struct hib_config *c, const char *v);
+typedef void (*getter_fn)(const struct hib_config *c, char *buf, size_t len);
+
+struct key {
+	const char *name;
+	setter_fn set;
+	getter_fn get;
+	const char *hook_env; /* a shipped hook's setting: exported to hooks under this name */
+};
+
+#define BOOL_KEY(fname, field)                                                             \
+	static int set_##fname(struct hib_config *c, const char *v)                        \
+	{                                                                                  \
+		return parse_bool(v, &c->field);                                           \
+	}                                                                                  \
+	static void get_##fname(const struct hib_config *c, char *b, size_t l)             \
+	{                                                                                  \
+		snprintf(b, l, "%s", c->field ? "yes" : "no");                             \
+	}
+
+BOOL_KEY(cancel, cancel)
+BOOL_KEY(encrypt, encrypt)
+BOOL_KEY(verify, opts.verify)
+BOOL_KEY(auto_swapon, opts.auto_swapon)
+BOOL_KEY(systemd_hooks, hooks_systemd)
+BOOL_KEY(pmutils_hooks, hooks_pmutils)
+BOOL_KEY(force, force)
+
+static int set_device(struct hib_config *c, const char *v)
+{
+	return *v ? set_string(&c->device, v) : -EINVAL;
+}
+
+static void get_device(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->device ? c->device : "(auto: resume=, else the active swap)");
+}
+
+static int set_offset(struct hib_config *c, const char *v)
 {
 	uint64_t u;
 
-	if (strcmp(key, "device") == 0) {
-		free(c->device);
-		c->device = strdup(value);
-		return c->device ? 0 : -ENOMEM;
-	}
-	if (strcmp(key, "offset") == 0) {
-		if (parse_uint(value, UINT64_MAX / 4096, &u) < 0)
-			goto bad;
-		c->offset = u;
-		c->offset_set = true;
-		return 0;
-	}
-	if (strcmp(key, "compress") == 0) {
-		if (hib_codec_parse(value, &c->opts.codec, &c->opts.codec_level) < 0) {
-			snprintf(err, errlen, "compress: '%s' is not none, lz4 or zstd[:1-19]", value);
-			return -EINVAL;
+	if (parse_uint(v, UINT64_MAX / 4096, &u) < 0)
+		return -EINVAL;
+	c->offset = u;
+	c->offset_set = true;
+	return 0;
+}
+
+static void get_offset(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%" PRIu64, c->offset);
+}
+
+static int set_compress(struct hib_config *c, const char *v)
+{
+	return hib_codec_parse(v, &c->opts.codec, &c->opts.codec_level);
+}
+
+static void get_compress(const struct hib_config *c, char *b, size_t l)
+{
+	if (c->opts.codec_level)
+		snprintf(b, l, "%s:%d", hib_codec_name(c->opts.codec), c->opts.codec_level);
+	else
+		snprintf(b, l, "%s", hib_codec_name(c->opts.codec));
+}
+
+static int set_threads(struct hib_config *c, const char *v)
+{
+	uint64_t u;
+
+	if (parse_uint(v, 64, &u) < 0)
+		return -EINVAL;
+	c->opts.threads = (unsigned)u;
+	return 0;
+}
+
+static void get_threads(const struct hib_config *c, char *b, size_t l)
+{
+	if (c->opts.threads)
+		snprintf(b, l, "%u", c->opts.threads);
+	else
+		snprintf(b, l, "0 (one per CPU)");
+}
+
+static int set_image_size(struct hib_config *c, const char *v)
+{
+	uint64_t u;
+
+	if (strcmp(v, "min") == 0)
+		c->opts.image_size = 0;
+	else if (strcmp(v, "default") == 0)
+		c->opts.image_size = -1;
+	else if (parse_uint(v, UINT64_MAX >> 21, &u) == 0 && u > 0)
+		c->opts.image_size = (int64_t)(u << 20);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void get_image_size(const struct hib_config *c, char *b, size_t l)
+{
+	if (c->opts.image_size < 0)
+		snprintf(b, l, "default (the kernel's, 2/5 of RAM)");
+	else if (c->opts.image_size == 0)
+		snprintf(b, l, "min");
+	else
+		snprintf(b, l, "%" PRId64, c->opts.image_size >> 20);
+}
+
+static int set_loglevel(struct hib_config *c, const char *v)
+{
+	uint64_t u;
+
+	if (parse_uint(v, 5, &u) < 0)
+		return -EINVAL;
+	c->loglevel = (int)u;
+	return 0;
+}
+
+static void get_loglevel(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%d", c->loglevel < 0 ? 3 : c->loglevel);
+}
+
+static int set_key_file(struct hib_config *c, const char *v)
+{
+	return *v ? set_string(&c->key_file, v) : -EINVAL;
+}
+
+static void get_key_file(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->key_file ? c->key_file : "(none)");
+}
+
+static int set_powerdown(struct hib_config *c, const char *v)
+{
+	static const char *const names[] = {
+		[HIB_POWERDOWN_SHUTDOWN] = "shutdown", [HIB_POWERDOWN_PLATFORM] = "platform",
+		[HIB_POWERDOWN_REBOOT] = "reboot",     [HIB_POWERDOWN_SUSPEND] = "suspend",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i] && strcmp(v, names[i]) == 0) {
+			c->opts.powerdown = (enum hib_powerdown)i;
+			return 0;
 		}
-		return 0;
-	}
-	if (strcmp(key, "threads") == 0) {
-		if (parse_uint(value, 64, &u) < 0)
-			goto bad;
-		c->opts.threads = (unsigned)u;
-		return 0;
-	}
-	if (strcmp(key, "image-size") == 0) {
-		if (strcmp(value, "min") == 0)
-			c->opts.image_size = 0;
-		else if (strcmp(value, "default") == 0)
-			c->opts.image_size = -1;
-		else if (parse_uint(value, UINT64_MAX >> 21, &u) == 0)
-			c->opts.image_size = (int64_t)(u << 20);
+	return -EINVAL;
+}
+
+static void get_powerdown(const struct hib_config *c, char *b, size_t l)
+{
+	static const char *const names[] = { "shutdown", "platform", "reboot", "none", "suspend",
+					     "test" };
+	snprintf(b, l, "%s",
+		 (size_t)c->opts.powerdown < ARRAY_SIZE(names) ? names[c->opts.powerdown] : "?");
+}
+
+static int set_hook_timeout(struct hib_config *c, const char *v)
+{
+	uint64_t u;
+
+	if (parse_uint(v, 3600, &u) < 0 || u == 0)
+		return -EINVAL;
+	c->hook_timeout = (unsigned)u;
+	return 0;
+}
+
+static void get_hook_timeout(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%u", c->hook_timeout);
+}
+
+static const struct key keys[] = {
+	{ "device", set_device, get_device, NULL },
+	{ "offset", set_offset, get_offset, NULL },
+	{ "compress", set_compress, get_compress, NULL },
+	{ "threads", set_threads, get_threads, NULL },
+	{ "image-size", set_image_size, get_image_size, NULL },
+	{ "powerdown", set_powerdown, get_powerdown, NULL },
+	{ "loglevel", set_loglevel, get_loglevel, NULL },
+	{ "cancel", set_cancel, get_cancel, NULL },
+	{ "verify", set_verify, get_verify, NULL },
+	{ "auto-swapon", set_auto_swapon, get_auto_swapon, NULL },
+	{ "encrypt", set_encrypt, get_encrypt, NULL },
+	{ "key-file", set_key_file, get_key_file, NULL },
+	{ "systemd-hooks", set_systemd_hooks, get_systemd_hooks, NULL },
+	{ "pm-utils-hooks", set_pmutils_hooks, get_pmutils_hooks, NULL },
+	{ "force", set_force, get_force, NULL },
+	{ "hook-timeout", set_hook_timeout, get_hook_timeout, NULL },
+	/* The shipped hooks' settings (hooks/): free-form values they interpret. */
+	{ "clock", NULL, NULL, "HIBERNATE_CLOCK" },
+	{ "network", NULL, NULL, "HIBERNATE_NETWORK" },
+	{ "unload-modules", NULL, NULL, "HIBERNATE_UNLOAD_MODULES" },
+	{ "services", NULL, NULL, "HIBERNATE_SERVICES" },
+	{ "stop-programs", NULL, NULL, "HIBERNATE_STOP_PROGRAMS" },
+	{ "switch-vt", NULL, NULL, "HIBERNATE_SWITCH_VT" },
+	{ "lock-console", NULL, NULL, "HIBERNATE_LOCK_CONSOLE" },
+};
+_Static_assert(ARRAY_SIZE(keys) <= HIB_CONFIG_MAX_KEYS, "too many keys");
+
+static const char *hook_default(const char *env)
+{
+	/* What the shipped hooks do when not told: nothing but the clock. */
+	return strcmp(env, "HIBERNATE_CLOCK") == 0 ? "yes" : "no";
+}
+
+static int set_hook_setting(struct hib_config *c, size_t k, const char *v)
+{
+	char *e;
+
+	/* One line in the environment of every hook: no newlines in it. */
+	if (strchr(v, '\n'))
+		return -EINVAL;
+	if (asprintf(&e, "%s=%s", keys[k].hook_env, v) < 0)
+		return -ENOMEM;
+	free(c->hook_env[k]);
+	c->hook_env[k] = e;
+	return 0;
+}
+
+int hib_config_set_from(struct hib_config *c, const char *key, const char *value,
+			enum hib_config_source src, char *err, size_t errlen)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+		int r;
+
+		if (strcmp(key, keys[k].name) != 0)
+			continue;
+		r = keys[k].set ? keys[k].set(c, value) : set_hook_setting(c, k, value);
+		if (r == -EINVAL && strcmp(key, "compress") == 0)
+			snprintf(err, errlen, "compress: '%s' is not none, lz4 or zstd[:1-19]", value);
+		else if (r == -EINVAL)
+			snprintf(err, errlen, "%s: invalid value '%s'", key, value);
+		else if (r < 0)
+			snprintf(err, errlen, "%s: %s", key, strerror(-r));
 		else
-			goto bad;
-		return 0;
-	}
-	if (strcmp(key, "loglevel") == 0) {
-		if (parse_uint(value, 5, &u) < 0)
-			goto bad;
-		c->loglevel = (int)u;
-		return 0;
-	}
-	if (strcmp(key, "key-file") == 0) {
-		free(c->key_file);
-		c->key_file = strdup(value);
-		return c->key_file ? 0 : -ENOMEM;
-	}
-	if (strcmp(key, "cancel") == 0 || strcmp(key, "verify") == 0 ||
-	    strcmp(key, "auto-swapon") == 0 || strcmp(key, "encrypt") == 0) {
-		bool v;
-		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "1"))
-			v = true;
-		else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0"))
-			v = false;
-		else
-			goto bad;
-		if (key[0] == 'c')
-			c->cancel = v;
-		else if (key[0] == 'e')
-			c->encrypt = v;
-		else if (key[0] == 'v')
-			c->opts.verify = v;
-		else
-			c->opts.auto_swapon = v;
-		return 0;
-	}
-	if (strcmp(key, "powerdown") == 0) {
-		if (strcmp(value, "shutdown") == 0)
-			c->opts.powerdown = HIB_POWERDOWN_SHUTDOWN;
-		else if (strcmp(value, "platform") == 0)
-			c->opts.powerdown = HIB_POWERDOWN_PLATFORM;
-		else if (strcmp(value, "reboot") == 0)
-			c->opts.powerdown = HIB_POWERDOWN_REBOOT;
-		else if (strcmp(value, "suspend") == 0)
-			c->opts.powerdown = HIB_POWERDOWN_SUSPEND;
-		else
-			goto bad;
-		return 0;
+			c->source[k] = src;
+		return r;
 	}
 	snprintf(err, errlen, "unknown key '%s'", key);
 	return -ENOKEY;
-bad:
-	snprintf(err, errlen, "%s: invalid value '%s'", key, value);
-	return -EINVAL;
+}
+
+int hib_config_set(struct hib_config *c, const char *key, const char *value, char *err,
+		   size_t errlen)
+{
+	return hib_config_set_from(c, key, value, HIB_SRC_OPTION, err, errlen);
 }
 
 void hib_config_init(struct hib_config *c)
@@ -138,7 +322,12 @@ void hib_config_init(struct hib_config *c)
 	memset(c, 0, sizeof(*c));
 	c->loglevel = -1;
 	c->cancel = true;
+	c->hook_timeout = 30;
 	hib_options_init(&c->opts);
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
+		if (keys[k].hook_env && asprintf(&c->hook_env[k], "%s=%s", keys[k].hook_env,
+						 hook_default(keys[k].hook_env)) < 0)
+			c->hook_env[k] = NULL;
 }
 
 void hib_config_free(struct hib_config *c)
@@ -147,6 +336,53 @@ void hib_config_free(struct hib_config *c)
 	c->device = NULL;
 	free(c->key_file);
 	c->key_file = NULL;
+	for (size_t k = 0; k < HIB_CONFIG_MAX_KEYS; k++) {
+		free(c->hook_env[k]);
+		c->hook_env[k] = NULL;
+	}
+	for (size_t i = 0; i < c->n_inline; i++) {
+		free((char *)c->inl[i].pre_cmd);
+		free((char *)c->inl[i].post_cmd);
+	}
+	c->n_inline = 0;
+}
+
+/* "OnSuspend NN command" / "OnResume NN command". */
+static int parse_inline(struct hib_config *c, const char *s, char *err, size_t errlen)
+{
+	bool pre = strncmp(s, "OnSuspend", 9) == 0;
+	const char *p = s + (pre ? 9 : 8);
+	char *cmd;
+	int nn;
+
+	if (!isspace((unsigned char)*p) || sscanf(p, "%d", &nn) != 1 || nn < 0 || nn > 99) {
+		snprintf(err, errlen, "%s: expected '%s NN command' with NN from 00 to 99",
+			 pre ? "OnSuspend" : "OnResume", pre ? "OnSuspend" : "OnResume");
+		return -EINVAL;
+	}
+	while (isspace((unsigned char)*p))
+		p++;
+	while (isdigit((unsigned char)*p))
+		p++;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!*p) {
+		snprintf(err, errlen, "%s %d: no command", pre ? "OnSuspend" : "OnResume", nn);
+		return -EINVAL;
+	}
+	if (c->n_inline == HIB_CONFIG_MAX_INLINE) {
+		snprintf(err, errlen, "more than %d OnSuspend/OnResume lines",
+			 HIB_CONFIG_MAX_INLINE);
+		return -E2BIG;
+	}
+	cmd = strdup(p);
+	if (!cmd)
+		return -ENOMEM;
+	c->inl[c->n_inline].order = nn;
+	c->inl[c->n_inline].pre_cmd = pre ? cmd : NULL;
+	c->inl[c->n_inline].post_cmd = pre ? NULL : cmd;
+	c->n_inline++;
+	return 0;
 }
 
 int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, char *err,
@@ -168,6 +404,12 @@ int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, 
 		s = strip(line);
 		if (!*s || *s == '#')
 			continue;
+		if (strncmp(s, "OnSuspend", 9) == 0 || strncmp(s, "OnResume", 8) == 0) {
+			r = parse_inline(c, s, err, errlen);
+			if (r < 0)
+				break;
+			continue;
+		}
 		eq = strchr(s, '=');
 		if (!eq) {
 			snprintf(err, errlen, "expected 'key = value', got '%s'", s);
@@ -175,7 +417,7 @@ int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, 
 			break;
 		}
 		*eq = 0;
-		r = hib_config_set(c, strip(s), strip(eq + 1), err, errlen);
+		r = hib_config_set_from(c, strip(s), strip(eq + 1), HIB_SRC_FILE, err, errlen);
 		if (r < 0)
 			break;
 	}
@@ -183,4 +425,51 @@ int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, 
 	if (r < 0 && ret_line)
 		*ret_line = n;
 	return r;
+}
+
+const char *hib_config_source_name(enum hib_config_source s)
+{
+	switch (s) {
+	case HIB_SRC_DEFAULT:
+		return "default";
+	case HIB_SRC_FILE:
+		return "file";
+	case HIB_SRC_CMDLINE:
+		return "kernel command line";
+	case HIB_SRC_OPTION:
+		return "option";
+	}
+	return "?";
+}
+
+void hib_config_dump(const struct hib_config *c, hib_config_dump_fn fn, void *userdata)
+{
+	char buf[512];
+
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+		if (keys[k].get)
+			keys[k].get(c, buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "%s",
+				 c->hook_env[k] ? strchr(c->hook_env[k], '=') + 1 : "");
+		fn(keys[k].name, buf, c->source[k], userdata);
+	}
+	for (size_t i = 0; i < c->n_inline; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s %02d", c->inl[i].pre_cmd ? "OnSuspend" : "OnResume",
+			 c->inl[i].order);
+		fn(name, c->inl[i].pre_cmd ? c->inl[i].pre_cmd : c->inl[i].post_cmd, HIB_SRC_FILE,
+		   userdata);
+	}
+}
+
+size_t hib_config_hook_env(const struct hib_config *c, char **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < HIB_CONFIG_MAX_KEYS && n + 1 < max; k++)
+		if (c->hook_env[k])
+			out[n++] = c->hook_env[k];
+	out[n] = NULL;
+	return n;
 }

@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The effective configuration: defaults, then /etc/hibernate.conf, then the
+ * kernel command line (resume=, resume_offset=: the tool applies them), then
+ * command-line options. Every key remembers where its value came from, for
+ * `hibernate status`.
+ */
 #ifndef HIB_CONFIG_H
 #define HIB_CONFIG_H
 
@@ -7,8 +13,19 @@
 #include <stdint.h>
 
 #include "hibernate.h"
+#include "hooks.h"
 
 #define HIB_CONFIG_PATH "/etc/hibernate.conf"
+
+enum hib_config_source {
+	HIB_SRC_DEFAULT = 0,
+	HIB_SRC_FILE,
+	HIB_SRC_CMDLINE,
+	HIB_SRC_OPTION,
+};
+
+#define HIB_CONFIG_MAX_KEYS 48
+#define HIB_CONFIG_MAX_INLINE 32
 
 struct hib_config {
 	char *device;
@@ -19,15 +36,40 @@ struct hib_config {
 	bool encrypt;          /* encrypt the image (passphrase, or key-file if set) */
 	char *key_file;        /* key file for encryption and resume */
 	struct hib_options opts;
+
+	/* Hooks. */
+	bool hooks_systemd;    /* also run systemd-sleep hooks */
+	bool hooks_pmutils;    /* also run pm-utils hooks */
+	bool force;            /* a failing hook does not abort */
+	unsigned hook_timeout; /* seconds per hook */
+	/* Settings of the shipped hooks, handed to every hook as HIBERNATE_<KEY>=value;
+	 * indexed like the key table (NULL for other keys): see hib_config_hook_env. */
+	char *hook_env[HIB_CONFIG_MAX_KEYS + 1];
+	struct hib_inline_hook inl[HIB_CONFIG_MAX_INLINE];
+	size_t n_inline;
+
+	enum hib_config_source source[HIB_CONFIG_MAX_KEYS];
 };
 
 void hib_config_init(struct hib_config *c);
 void hib_config_free(struct hib_config *c);
-/* One key; on error writes a message to @err. -ENOKEY unknown key, -EINVAL bad value. */
+/* One key, from a command-line option. On error writes a message to @err:
+ * -ENOKEY unknown key, -EINVAL bad value. */
 int hib_config_set(struct hib_config *c, const char *key, const char *value, char *err,
 		   size_t errlen);
+int hib_config_set_from(struct hib_config *c, const char *key, const char *value,
+			enum hib_config_source src, char *err, size_t errlen);
 /* A whole file; on error *ret_line is the offending line. -ENOENT when absent. */
 int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, char *err,
 		    size_t errlen);
+
+/* Every key with its effective value (as text) and where it came from. */
+typedef void (*hib_config_dump_fn)(const char *key, const char *value,
+				   enum hib_config_source src, void *userdata);
+void hib_config_dump(const struct hib_config *c, hib_config_dump_fn fn, void *userdata);
+const char *hib_config_source_name(enum hib_config_source s);
+/* The shipped hooks' settings as a NULL-terminated KEY=value array for the hooks'
+ * environment (@max entries at most, the NULL included). Returns the count. */
+size_t hib_config_hook_env(const struct hib_config *c, char **out, size_t max);
 
 #endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Ordered pre/post hooks with unwinding (hooks.c). */
+#ifndef HIB_HOOKS_H
+#define HIB_HOOKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hibernate.h"
+
+/* A message about hook @who (its path or name). */
+typedef void (*hib_hook_log_fn)(enum hib_loglevel level, const char *who, const char *msg,
+				void *userdata);
+
+/* "OnSuspend NN command" / "OnResume NN command" from the config: a command
+ * run at position NN before the cycle, or after it (if the "pre" sequence got
+ * that far). */
+struct hib_inline_hook {
+	int order;                        /* 0..99 */
+	const char *pre_cmd;              /* NULL: nothing before */
+	const char *post_cmd;             /* NULL: nothing after */
+};
+
+struct hib_hook_config {
+	/* Our hook directories, earlier ones winning on a name; NULL for the defaults
+	 * (/etc/hibernate/hooks.d, /usr/lib/hibernate/hooks.d). */
+	const char *const *dirs;
+	bool systemd;                     /* also systemd-sleep hooks ("pre|post hibernate") */
+	const char *const *systemd_dirs;  /* NULL: /etc and /usr/lib systemd/system-sleep */
+	bool pmutils;                     /* also pm-utils hooks ("hibernate|thaw") */
+	const char *const *pmutils_dirs;  /* NULL: /etc/pm/sleep.d, /usr/lib/pm-utils/sleep.d */
+	unsigned timeout_s;               /* per hook; 0 = 30 */
+	bool force;                       /* a failing hook (exit 1) does not abort */
+	const char *mode;                 /* HIBERNATE_MODE: hibernate, test, suspend, … */
+	char **env;                       /* more KEY=VALUE for the hooks (the config) */
+	const struct hib_inline_hook *inl; /* inline hooks … */
+	size_t n_inline;                  /* … and how many */
+	hib_hook_log_fn log;
+	void *userdata;
+};
+
+struct hib_hooks;
+
+int hib_hooks_collect(const struct hib_hook_config *c, struct hib_hooks **ret);
+void hib_hooks_free(struct hib_hooks *h);
+size_t hib_hooks_count(const struct hib_hooks *h);
+const char *hib_hooks_name(const struct hib_hooks *h, size_t i);
+
+/*
+ * Run every hook's "pre" in order. On a failure, unwind (the "post" of those
+ * whose "pre" succeeded, in reverse) and return -EIO (exit 1, a timeout, a
+ * hook that cannot run) or -ECANCELED (exit 2 or 3); @msg then says why (empty
+ * for exit 3).
+ */
+int hib_hooks_pre(struct hib_hooks *h, const struct hib_hook_config *c, char *msg, size_t msglen);
+/* Run "post" of every hook whose "pre" succeeded, in reverse order. */
+void hib_hooks_post(struct hib_hooks *h, const struct hib_hook_config *c);
+
+#endif

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Hooks: order, unwinding, exit codes, timeouts, directory precedence and
+ * masking, the systemd-sleep and pm-utils conventions. Each hook is a small
+ * shell script that appends what it was called with to a shared log.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hooks.h"
+
+struct fx {
+	char root[64];
+	char etc[128], usr[128], sd[128], pm[128], log[128];
+	const char *dirs[3];
+	const char *sd_dirs[2];
+	const char *pm_dirs[2];
+	struct hib_hook_config c;
+	char *env[2];
+	char envbuf[200];
+};
+
+static void script(const char *dir, const char *name, const char *body)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s\n", body);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* A hook that logs "NAME ARGS" and exits with @rc in its pre phase. */
+static void logger(struct fx *f, const char *dir, const char *name, int rc)
+{
+	char body[512];
+
+	snprintf(body, sizeof(body),
+		 "echo \"%s $*\" >> \"$HOOKLOG\"\n"
+		 "[ \"$1\" = pre ] && exit %d\n"
+		 "[ \"$1\" = hibernate ] && exit %d\nexit 0",
+		 name, rc, rc);
+	(void)f;
+	script(dir, name, body);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	snprintf(f->root, sizeof(f->root), "/tmp/hib-hooks-XXXXXX");
+	if (!mkdtemp(f->root))
+		return -1;
+	snprintf(f->etc, sizeof(f->etc), "%s/etc", f->root);
+	snprintf(f->usr, sizeof(f->usr), "%s/usr", f->root);
+	snprintf(f->sd, sizeof(f->sd), "%s/sd", f->root);
+	snprintf(f->pm, sizeof(f->pm), "%s/pm", f->root);
+	snprintf(f->log, sizeof(f->log), "%s/log", f->root);
+	mkdir(f->etc, 0700);
+	mkdir(f->usr, 0700);
+	mkdir(f->sd, 0700);
+	mkdir(f->pm, 0700);
+	f->dirs[0] = f->etc;
+	f->dirs[1] = f->usr;
+	f->sd_dirs[0] = f->sd;
+	f->pm_dirs[0] = f->pm;
+	snprintf(f->envbuf, sizeof(f->envbuf), "HOOKLOG=%s", f->log);
+	f->env[0] = f->envbuf;
+	f->c.dirs = f->dirs;
+	f->c.systemd_dirs = f->sd_dirs;
+	f->c.pmutils_dirs = f->pm_dirs;
+	f->c.env = f->env;
+	f->c.timeout_s = 5;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static int run(struct fx *f, char *msg, size_t len, bool post)
+{
+	struct hib_hooks *h = NULL;
+	int r;
+
+	assert_int_equal(hib_hooks_collect(&f->c, &h), 0);
+	r = hib_hooks_pre(h, &f->c, msg, len);
+	if (r == 0 && post)
+		hib_hooks_post(h, &f->c);
+	hib_hooks_free(h);
+	return r;
+}
+
+static void pre_ascending_post_descending(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	logger(f, f->usr, "50-b", 0);
+	logger(f, f->usr, "10-a", 0);
+	logger(f, f->etc, "90-c", 0);
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+	assert_string_equal(slurp(f->log), "10-a pre hibernate\n50-b pre hibernate\n"
+					   "90-c pre hibernate\n90-c post hibernate\n"
+					   "50-b post hibernate\n10-a post hibernate\n");
+}
+
+static void failure_unwinds_only_what_ran(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	logger(f, f->usr, "10-a", 0);
+	logger(f, f->usr, "20-b", 0);
+	logger(f, f->usr, "30-fails", 1);
+	logger(f, f->usr, "40-never", 0);
+	assert_int_equal(run(f, msg, sizeof(msg), true), -EIO);
+	assert_string_equal(slurp(f->log), "10-a pre hibernate\n20-b pre hibernate\n"
+					   "30-fails pre hibernate\n20-b post hibernate\n"
+					   "10-a post hibernate\n");
+	assert_non_null(strstr(msg, "30-fails"));
+	assert_non_null(strstr(msg, "exit status 1"));
+}
+
+static void force_goes_on_after_a_failure(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	f->c.force = true;
+	logger(f, f->usr, "10-fails", 1);
+	logger(f, f->usr, "20-b", 0);
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+	/* The failed hook gets no post: its pre did not do its work. */
+	assert_string_equal(slurp(f->log), "10-fails pre hibernate\n20-b pre hibernate\n"
+					   "20-b post hibernate\n");
+}
+
+static void exit_2_aborts_with_the_hooks_message(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	logger(f, f->usr, "10-a", 0);
+	script(f->usr, "20-veto", "[ \"$1\" = pre ] && { echo 'a DVD is being burned'; exit 2; }");
+	assert_int_equal(run(f, msg, sizeof(msg), true), -ECANCELED);
+	assert_string_equal(msg, "20-veto: a DVD is being burned");
+	assert_string_equal(slurp(f->log), "10-a pre hibernate\n10-a post hibernate\n");
+}
+
+static void exit_3_aborts_silently(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	script(f->usr, "20-quiet", "echo noise; exit 3");
+	assert_int_equal(run(f, msg, sizeof(msg), true), -ECANCELED);
+	assert_string_equal(msg, "");
+}
+
+static void timeout_kills_and_aborts(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	f->c.timeout_s = 1;
+	script(f->usr, "10-hangs", "sleep 30 & sleep 30");
+	assert_int_equal(run(f, msg, sizeof(msg), true), -EIO);
+	assert_non_null(strstr(msg, "did not finish within 1 s"));
+}
+
+static void etc_overrides_usr_and_dev_null_masks(void **state)
+{
+	struct fx *f = *state;
+	char msg[256], link[256];
+
+	script(f->usr, "10-x", "echo usr-x >> \"$HOOKLOG\"");
+	script(f->etc, "10-x", "echo etc-x >> \"$HOOKLOG\"");
+	script(f->usr, "20-masked", "echo masked-ran >> \"$HOOKLOG\"");
+	snprintf(link, sizeof(link), "%s/20-masked", f->etc);
+	assert_int_equal(symlink("/dev/null", link), 0);
+	assert_int_equal(run(f, msg, sizeof(msg), false), 0);
+	assert_string_equal(slurp(f->log), "etc-x\n");
+}
+
+static void badly_named_and_non_executable_ignored(void **state)
+{
+	struct fx *f = *state;
+	char msg[256], path[256];
+
+	script(f->usr, "noprefix", "echo bad >> \"$HOOKLOG\"");
+	script(f->usr, "5-short", "echo bad >> \"$HOOKLOG\"");
+	script(f->usr, "30-notexec", "echo bad >> \"$HOOKLOG\"");
+	snprintf(path, sizeof(path), "%s/30-notexec", f->usr);
+	chmod(path, 0644);
+	logger(f, f->usr, "40-ok", 0);
+	assert_int_equal(run(f, msg, sizeof(msg), false), 0);
+	assert_string_equal(slurp(f->log), "40-ok pre hibernate\n");
+}
+
+static void environment_is_set(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	f->c.mode = "test";
+	script(f->usr, "10-env",
+	       "echo \"$HIBERNATE_PHASE $HIBERNATE_MODE $SYSTEMD_SLEEP_ACTION\" >> \"$HOOKLOG\"");
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+	assert_string_equal(slurp(f->log), "pre test hibernate\npost test hibernate\n");
+}
+
+static void compat_hooks_join_when_enabled(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	logger(f, f->usr, "10-ours", 0);
+	logger(f, f->usr, "90-ours", 0);
+	logger(f, f->pm, "75pm", 0);
+	logger(f, f->sd, "sd-hook", 0);
+	/* Disabled: only ours. */
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+	assert_string_equal(slurp(f->log), "10-ours pre hibernate\n90-ours pre hibernate\n"
+					   "90-ours post hibernate\n10-ours post hibernate\n");
+	unlink(f->log);
+	f->c.systemd = f->c.pmutils = true;
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+	/* systemd-sleep hooks sit in the middle (50), pm-utils by their number; each
+	 * called the way its own framework calls it. */
+	assert_string_equal(slurp(f->log),
+			    "10-ours pre hibernate\nsd-hook pre hibernate\n75pm hibernate\n"
+			    "90-ours pre hibernate\n90-ours post hibernate\n75pm thaw\n"
+			    "sd-hook post hibernate\n10-ours post hibernate\n");
+}
+
+static void compat_failure_is_plain_failure(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	f->c.pmutils = true;
+	logger(f, f->usr, "10-ours", 0);
+	logger(f, f->pm, "20pm", 2); /* 2 means nothing special to pm-utils */
+	assert_int_equal(run(f, msg, sizeof(msg), true), -EIO);
+	assert_string_equal(slurp(f->log), "10-ours pre hibernate\n20pm hibernate\n"
+					   "10-ours post hibernate\n");
+}
+
+static void inline_hooks_take_their_place(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+	const struct hib_inline_hook inl[] = {
+		{ 15, "echo on-suspend-15 >> \"$HOOKLOG\"", NULL },
+		{ 15, NULL, "echo on-resume-15 >> \"$HOOKLOG\"" },
+		{ 95, NULL, "echo on-resume-95 >> \"$HOOKLOG\"" },
+	};
+
+	f->c.inl = inl;
+	f->c.n_inline = 3;
+	logger(f, f->usr, "10-a", 0);
+	logger(f, f->usr, "50-b", 0);
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+	assert_string_equal(slurp(f->log), "10-a pre hibernate\non-suspend-15\n50-b pre hibernate\n"
+					   "on-resume-95\n50-b post hibernate\non-resume-15\n"
+					   "10-a post hibernate\n");
+	/* A failure at 50: OnResume 95 was never reached, OnResume 15 was. */
+	unlink(f->log);
+	logger(f, f->usr, "50-b", 1);
+	assert_int_equal(run(f, msg, sizeof(msg), true), -EIO);
+	assert_string_equal(slurp(f->log), "10-a pre hibernate\non-suspend-15\n50-b pre hibernate\n"
+					   "on-resume-15\n10-a post hibernate\n");
+}
+
+static void no_hooks_is_fine(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(pre_ascending_post_descending, setup, teardown),
+		cmocka_unit_test_setup_teardown(failure_unwinds_only_what_ran, setup, teardown),
+		cmocka_unit_test_setup_teardown(force_goes_on_after_a_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(exit_2_aborts_with_the_hooks_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(exit_3_aborts_silently, setup, teardown),
+		cmocka_unit_test_setup_teardown(timeout_kills_and_aborts, setup, teardown),
+		cmocka_unit_test_setup_teardown(etc_overrides_usr_and_dev_null_masks, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(badly_named_and_non_executable_ignored, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(environment_is_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(compat_hooks_join_when_enabled, setup, teardown),
+		cmocka_unit_test_setup_teardown(compat_failure_is_plain_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(inline_hooks_take_their_place, setup, teardown),
+		cmocka_unit_test_setup_teardown(no_hooks_is_fine, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
