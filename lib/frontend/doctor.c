@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `hibernate doctor`: can this machine hibernate, and if not, exactly why and
+ * what to do. Every check reads only; none opens /dev/snapshot or touches
+ * /sys/power/state. Paths are taken under a root prefix, so tests can build
+ * a fake /proc, /sys and /etc.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+
+#include "doctor.h"
+#include "filemap.h"
+#include "target.h"
+#include "util.h"
+
+struct ctx {
+	const struct hib_doctor_input *in;
+	hib_doctor_fn fn;
+	void *ud;
+	int worst;
+	char cmdline[4096];
+	struct hib_cmdline kc;
+};
+
+static void report(struct ctx *c, enum hib_doctor_verdict v, const char *check, const char *fmt,
+		   ...) __attribute__((format(printf, 4, 5)));
+static void report(struct ctx *c, enum hib_doctor_verdict v, const char *check, const char *fmt,
+		   ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if ((int)v > c->worst)
+		c->worst = (int)v;
+	c->fn(v, check, msg, c->ud);
+}
+
+static void path_of(const struct ctx *c, const char *p, char *out, size_t len)
+{
+	snprintf(out, len, "%s%s", c->in->root ? c->in->root : "", p);
+}
+
+static int read_file(const struct ctx *c, const char *p, char *buf, size_t len)
+{
+	char full[PATH_MAX];
+	FILE *f;
+	size_t n;
+
+	path_of(c, p, full, sizeof(full));
+	f = fopen(full, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return (int)n;
+}
+
+static void check_snapshot_dev(struct ctx *c)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	path_of(c, "/dev/snapshot", p, sizeof(p));
+	if (stat(p, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 10 &&
+	    minor(st.st_rdev) == 231) {
+		report(c, HIB_DOCTOR_PASS, "snapshot-device", "/dev/snapshot is there");
+		return;
+	}
+	report(c, HIB_DOCTOR_FAIL, "snapshot-device",
+	       "/dev/snapshot is missing: the kernel needs CONFIG_HIBERNATION=y and "
+	       "CONFIG_HIBERNATION_SNAPSHOT_DEV=y (Debian's kernels have both)");
+}
+
+static void check_lockdown(struct ctx *c)
+{
+	char buf[256];
+	char *sel;
+
+	if (read_file(c, "/sys/kernel/security/lockdown", buf, sizeof(buf)) < 0) {
+		report(c, HIB_DOCTOR_PASS, "lockdown", "no kernel lockdown (securityfs shows none)");
+		return;
+	}
+	sel = strchr(buf, '[');
+	if (!sel || strncmp(sel, "[none]", 6) == 0) {
+		report(c, HIB_DOCTOR_PASS, "lockdown", "kernel lockdown is off");
+		return;
+	}
+	report(c, HIB_DOCTOR_FAIL, "lockdown",
+	       "kernel lockdown is on (%.*s), usually because of Secure Boot: the kernel refuses "
+	       "hibernation. Turn Secure Boot off in the firmware, or boot with lockdown=none on "
+	       "a kernel that allows it",
+	       (int)strcspn(sel, "\n"), sel);
+}
+
+static void check_cmdline(struct ctx *c)
+{
+	if (c->kc.hibernate_no) {
+		report(c, HIB_DOCTOR_FAIL, "kernel-cmdline",
+		       "the kernel command line says nohibernate or hibernate=no: remove it (in "
+		       "/etc/default/grub, then update-grub)");
+		return;
+	}
+	if (c->kc.noresume) {
+		report(c, HIB_DOCTOR_WARN, "kernel-cmdline",
+		       "noresume is on the kernel command line: this boot will discard any image");
+		return;
+	}
+	report(c, HIB_DOCTOR_PASS, "kernel-cmdline", "no nohibernate, hibernate=no or noresume");
+}
+
+struct swaps_seen {
+	int total, zram;
+	uint64_t free_kib;
+};
+
+static void scan_swaps(struct ctx *c, struct swaps_seen *s)
+{
+	char buf[8192], *line, *save = NULL;
+
+	memset(s, 0, sizeof(*s));
+	if (read_file(c, "/proc/swaps", buf, sizeof(buf)) < 0)
+		return;
+	line = strtok_r(buf, "\n", &save); /* titles */
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		char path[PATH_MAX], type[32];
+		unsigned long long size, used;
+
+		if (sscanf(line, "%4095s %31s %llu %llu", path, type, &size, &used) != 4)
+			continue;
+		s->total++;
+		if (strncmp(path, "/dev/zram", 9) == 0)
+			s->zram++;
+		else
+			s->free_kib += size - MIN(used, size);
+	}
+}
+
+static void check_zram(struct ctx *c, const struct swaps_seen *s)
+{
+	if (s->total > 0 && s->zram == s->total)
+		report(c, HIB_DOCTOR_FAIL, "swap-kind",
+		       "the only swap is zram, which lives in memory: an image there is gone at "
+		       "power-off. Add a swap partition or a swap file (see hibernate offset), or "
+		       "an image file (hibernate prepare-file)");
+	else if (s->zram)
+		report(c, HIB_DOCTOR_PASS, "swap-kind", "swap on disk besides zram");
+	else
+		report(c, HIB_DOCTOR_PASS, "swap-kind", "no zram-only swap");
+}
+
+static uint64_t mem_total_bytes(struct ctx *c)
+{
+	char buf[4096];
+	unsigned long long kib = 0;
+	char *p;
+
+	if (read_file(c, "/proc/meminfo", buf, sizeof(buf)) < 0)
+		return 0;
+	p = strstr(buf, "MemTotal:");
+	if (p)
+		sscanf(p + 9, "%llu", &kib);
+	return (uint64_t)kib * 1024;
+}
+
+/* Is the target on dm-crypt, and how is it keyed? */
+static void check_crypt(struct ctx *c, const struct hib_target *t)
+{
+	char p[128], uuid[256], name[256], tab[8192];
+
+	if (!t->is_blk)
+		return;
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/uuid", major(t->dev), minor(t->dev));
+	if (read_file(c, p, uuid, sizeof(uuid)) < 0 || strncmp(uuid, "CRYPT-", 6) != 0) {
+		report(c, HIB_DOCTOR_PASS, "encrypted-swap", "the target is not on dm-crypt");
+		return;
+	}
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/name", major(t->dev), minor(t->dev));
+	if (read_file(c, p, name, sizeof(name)) < 0)
+		name[0] = 0;
+	name[strcspn(name, "\n")] = 0;
+	if (name[0] && read_file(c, "/etc/crypttab", tab, sizeof(tab)) >= 0) {
+		char *line, *save = NULL;
+
+		for (line = strtok_r(tab, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char n[256], dev[512], key[512];
+			if (sscanf(line, "%255s %511s %511s", n, dev, key) != 3 || strcmp(n, name))
+				continue;
+			if (strstr(key, "random") || strstr(key, "/dev/urandom")) {
+				report(c, HIB_DOCTOR_FAIL, "encrypted-swap",
+				       "%s is dm-crypt swap with a new random key at every boot "
+				       "(/etc/crypttab: %s): the image cannot be read back. Use a "
+				       "persistent key (a LUKS passphrase unlocked in the "
+				       "initramfs), or plain swap with hibernate --encrypt",
+				       t->path, key);
+				return;
+			}
+		}
+	}
+	report(c, HIB_DOCTOR_WARN, "encrypted-swap",
+	       "%s is on dm-crypt: the initramfs must unlock it before hibernate resume runs "
+	       "(cryptsetup-initramfs does for devices listed in /etc/crypttab)",
+	       t->path);
+}
+
+static void check_target(struct ctx *c, const struct swaps_seen *sw)
+{
+	const struct hib_doctor_input *in = c->in;
+	struct hib_target *t = NULL;
+	enum hib_sig_state st;
+	char why[512];
+	char *spec = NULL;
+	uint64_t off = in->offset, mem, need, avail;
+	int r;
+
+	if (in->device) {
+		spec = strdup(in->device);
+	} else {
+		char swaps[PATH_MAX];
+		path_of(c, "/proc/swaps", swaps, sizeof(swaps));
+		r = hib_target_guess(c->cmdline, swaps, &spec, &off);
+		if (r == -ENOTUNIQ) {
+			report(c, HIB_DOCTOR_FAIL, "target",
+			       "several swap areas are active and none is chosen: set device = in "
+			       "%s or resume= on the kernel command line", HIB_DOCTOR_CONF);
+			return;
+		}
+		if (r < 0) {
+			report(c, HIB_DOCTOR_FAIL, "target",
+			       "no target: no device = in %s, no resume= on the kernel command line "
+			       "and no active swap partition. Make one (mkswap + swapon, a swap "
+			       "file, or hibernate prepare-file) and name it",
+			       HIB_DOCTOR_CONF);
+			return;
+		}
+	}
+	if (!spec)
+		return;
+	{
+		struct stat sst;
+		if (!in->offset_set && stat(spec, &sst) == 0 && S_ISREG(sst.st_mode))
+			r = hib_target_open_file(spec, false, &t, why, sizeof(why));
+		else
+			r = hib_target_open(spec, off, false, &t);
+	}
+	if (r < 0) {
+		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot be used: %s", spec,
+		       r == -ENOENT ? "no such device (check the UUID or path)"
+		       : r == -ERANGE ? "the offset lies beyond its end"
+				      : (why[0] ? why : strerror(-r)));
+		free(spec);
+		return;
+	}
+	r = hib_target_probe(t, &st);
+	if (r < 0) {
+		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot read its first page: %s", spec,
+		       strerror(-r));
+	} else if (st == HIB_SIG_SWAP || st == HIB_SIG_FILE) {
+		report(c, HIB_DOCTOR_PASS, "target", "%s: %s", t->file ? t->file : t->path,
+		       hib_sig_state_name(st));
+	} else if (st == HIB_SIG_IMAGE || st == HIB_SIG_BROKEN) {
+		report(c, HIB_DOCTOR_WARN, "target",
+		       "%s holds an image that was not resumed: resume it, or hibernate invalidate",
+		       spec);
+	} else {
+		report(c, HIB_DOCTOR_FAIL, "target",
+		       "%s is %s: hibernate will not write to it. mkswap it if it is meant as swap, "
+		       "or name the right device",
+		       spec, hib_sig_state_name(st));
+	}
+
+	/* Room: the image is at most the kernel's image_size (2/5 of RAM by default). */
+	mem = mem_total_bytes(c);
+	need = in->image_size > 0 ? (uint64_t)in->image_size : mem / 5 * 2;
+	avail = t->kind == HIB_TARGET_PLAINFILE ? t->file_map.pages * HIB_PAGE_SIZE
+						 : (sw->free_kib ? sw->free_kib * 1024 : t->size);
+	if (need == 0)
+		report(c, HIB_DOCTOR_WARN, "space", "cannot tell the memory size");
+	else if (avail >= need)
+		report(c, HIB_DOCTOR_PASS, "space",
+		       "%" PRIu64 " MiB free for an image of at most %" PRIu64 " MiB", avail >> 20,
+		       need >> 20);
+	else if (avail >= need / 2)
+		report(c, HIB_DOCTOR_WARN, "space",
+		       "%" PRIu64 " MiB free for an image of up to %" PRIu64 " MiB: enough only "
+		       "if it compresses to half (lz4 usually does); more swap, or a smaller "
+		       "image-size, makes sure",
+		       avail >> 20, need >> 20);
+	else
+		report(c, HIB_DOCTOR_FAIL, "space",
+		       "%" PRIu64 " MiB free for an image of up to %" PRIu64 " MiB: make the swap "
+		       "area larger, or set image-size in %s",
+		       avail >> 20, need >> 20, HIB_DOCTOR_CONF);
+
+	/* A file target: resume finds it by resume= and resume_offset=. */
+	if (t->file) {
+		if (!c->kc.resume)
+			report(c, HIB_DOCTOR_FAIL, "resume-offset",
+			       "%s is a file: the kernel command line needs resume= and "
+			       "resume_offset=%" PRIu64 " (hibernate offset %s prints both)",
+			       t->file, t->offset_pages, t->file);
+		else if (c->kc.resume_offset != t->offset_pages)
+			report(c, HIB_DOCTOR_FAIL, "resume-offset",
+			       "resume_offset=%" PRIu64 " on the kernel command line, but %s starts "
+			       "at page %" PRIu64 ": set resume_offset=%" PRIu64,
+			       c->kc.resume_offset, t->file, t->offset_pages, t->offset_pages);
+		else
+			report(c, HIB_DOCTOR_PASS, "resume-offset",
+			       "resume_offset=%" PRIu64 " matches %s", t->offset_pages, t->file);
+	} else if (!c->kc.resume) {
+		report(c, HIB_DOCTOR_WARN, "resume-offset",
+		       "no resume= on the kernel command line: the initramfs finds the image only "
+		       "through /etc/hibernate.conf or the only swap partition; resume=%s is surer",
+		       t->path);
+	} else {
+		report(c, HIB_DOCTOR_PASS, "resume-offset", "resume=%s on the kernel command line",
+		       c->kc.resume);
+	}
+	check_crypt(c, t);
+	hib_target_close(t);
+	free(spec);
+}
+
+/* Does the initramfs of the running kernel carry `hibernate resume`? */
+static void check_initramfs(struct ctx *c)
+{
+	struct utsname u;
+	char p[PATH_MAX], buf[4096];
+	FILE *f;
+	bool found = false;
+	size_t n, keep = 0;
+	static const char needle[] = "hibernate resume";
+
+	if (uname(&u) < 0)
+		return;
+	snprintf(buf, sizeof(buf), "/boot/initrd.img-%s", u.release);
+	path_of(c, buf, p, sizeof(p));
+	f = fopen(p, "re");
+	if (!f) {
+		report(c, HIB_DOCTOR_WARN, "initramfs",
+		       "no %s to look into: make sure your initramfs runs hibernate resume (the "
+		       "initramfs-tools and dracut integration do)", buf);
+		return;
+	}
+	/* Our hook script is stored uncompressed only in an uncompressed cpio: look
+	 * for the resume step's words; compressed images are checked via lsinitramfs
+	 * by the integration, here we say what we could not see. */
+	while ((n = fread(buf + keep, 1, sizeof(buf) - keep - 1, f)) > 0) {
+		size_t total = keep + n, carry;
+
+		if (memmem(buf, total, needle, sizeof(needle) - 1)) {
+			found = true;
+			break;
+		}
+		/* The words may straddle two reads. */
+		carry = MIN(total, sizeof(needle) - 1);
+		memmove(buf, buf + total - carry, carry);
+		keep = carry;
+	}
+	fclose(f);
+	if (found)
+		report(c, HIB_DOCTOR_PASS, "initramfs", "%s runs hibernate resume", p);
+	else
+		report(c, HIB_DOCTOR_WARN, "initramfs",
+		       "could not find hibernate resume in %s (it may be compressed): check with "
+		       "lsinitramfs %s | grep hibernate", p, p);
+}
+
+int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userdata)
+{
+	struct ctx c = { .in = in, .fn = fn, .ud = userdata };
+	struct swaps_seen sw;
+
+	if (in->cmdline)
+		snprintf(c.cmdline, sizeof(c.cmdline), "%s", in->cmdline);
+	else if (read_file(&c, "/proc/cmdline", c.cmdline, sizeof(c.cmdline)) < 0)
+		c.cmdline[0] = 0;
+	hib_cmdline_parse(c.cmdline, &c.kc);
+
+	check_snapshot_dev(&c);
+	check_lockdown(&c);
+	check_cmdline(&c);
+	scan_swaps(&c, &sw);
+	check_zram(&c, &sw);
+	check_target(&c, &sw);
+	check_initramfs(&c);
+	hib_cmdline_free(&c.kc);
+	return c.worst;
+}

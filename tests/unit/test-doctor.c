@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * hibernate doctor against a fake root: each check passes on a healthy
+ * machine and fails, naming the problem, when that one thing is broken.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "doctor.h"
+#include "helpers.h"
+
+struct fx {
+	char root[64];
+	char swapfile[128];
+	char seen[16][64];
+	int verdict[16];
+	char msg[16][1024];
+	int n;
+};
+
+static void put(struct fx *f, const char *rel, const char *text)
+{
+	char p[256], dir[300];
+	FILE *o;
+
+	snprintf(p, sizeof(p), "%s%s", f->root, rel);
+	snprintf(dir, sizeof(dir), "mkdir -p \"$(dirname '%s')\"", p);
+	assert_int_equal(system(dir), 0);
+	o = fopen(p, "w");
+	assert_non_null(o);
+	fputs(text, o);
+	fclose(o);
+}
+
+static void collect(enum hib_doctor_verdict v, const char *check, const char *msg, void *ud)
+{
+	struct fx *f = ud;
+
+	if (f->n >= 16)
+		return;
+	snprintf(f->seen[f->n], sizeof(f->seen[0]), "%s", check);
+	snprintf(f->msg[f->n], sizeof(f->msg[0]), "%s", msg);
+	f->verdict[f->n] = (int)v;
+	f->n++;
+}
+
+static int verdict_of(struct fx *f, const char *check, const char **msg)
+{
+	for (int i = 0; i < f->n; i++)
+		if (strcmp(f->seen[i], check) == 0) {
+			if (msg)
+				*msg = f->msg[i];
+			return f->verdict[i];
+		}
+	fail_msg("check %s did not report", check);
+	return -1;
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char p[256], swaps[512];
+	int fd;
+
+	snprintf(f->root, sizeof(f->root), "/tmp/hib-doctor-XXXXXX");
+	if (!mkdtemp(f->root))
+		return -1;
+	/* A healthy machine: 1 GiB RAM, a 1 GiB swap area (this file), no lockdown. */
+	snprintf(f->swapfile, sizeof(f->swapfile), "%s/swaparea", f->root);
+	fd = open(f->swapfile, O_RDWR | O_CREAT, 0600);
+	make_swap_file(fd, 262144);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/dev", f->root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/dev/snapshot", f->root);
+	if (mknod(p, S_IFCHR | 0600, makedev(10, 231)) < 0)
+		return -1;
+	put(f, "/proc/meminfo", "MemTotal:        1048576 kB\nMemFree:  1000 kB\n");
+	snprintf(swaps, sizeof(swaps),
+		 "Filename\tType\tSize\tUsed\tPriority\n/dev/vda1 partition 1048572 0 -2\n");
+	put(f, "/proc/swaps", swaps);
+	put(f, "/sys/kernel/security/lockdown", "[none] integrity confidentiality\n");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static int run(struct fx *f, const char *cmdline)
+{
+	struct hib_doctor_input in = {
+		.root = f->root,
+		.cmdline = cmdline,
+		.device = f->swapfile,
+		.offset_set = true,
+		.image_size = -1,
+	};
+
+	f->n = 0;
+	return hib_doctor(&in, collect, f);
+}
+
+static void healthy_machine_passes(void **state)
+{
+	struct fx *f = *state;
+
+	run(f, "root=/dev/vda2 resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "snapshot-device", NULL), HIB_DOCTOR_PASS);
+	assert_int_equal(verdict_of(f, "lockdown", NULL), HIB_DOCTOR_PASS);
+	assert_int_equal(verdict_of(f, "kernel-cmdline", NULL), HIB_DOCTOR_PASS);
+	assert_int_equal(verdict_of(f, "swap-kind", NULL), HIB_DOCTOR_PASS);
+	assert_int_equal(verdict_of(f, "target", NULL), HIB_DOCTOR_PASS);
+	assert_int_equal(verdict_of(f, "space", NULL), HIB_DOCTOR_PASS);
+	assert_int_equal(verdict_of(f, "resume-offset", NULL), HIB_DOCTOR_PASS);
+	/* No /boot here: a warning that says how to check, not a pass. */
+	assert_int_equal(verdict_of(f, "initramfs", NULL), HIB_DOCTOR_WARN);
+}
+
+static void missing_snapshot_device_fails(void **state)
+{
+	struct fx *f = *state;
+	char p[256];
+	const char *msg = "";
+
+	snprintf(p, sizeof(p), "%s/dev/snapshot", f->root);
+	unlink(p);
+	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "snapshot-device", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "CONFIG_HIBERNATION_SNAPSHOT_DEV"));
+}
+
+static void lockdown_fails(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+
+	put(f, "/sys/kernel/security/lockdown", "none [integrity] confidentiality\n");
+	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "lockdown", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "Secure Boot"));
+}
+
+static void nohibernate_fails(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+
+	assert_int_equal(run(f, "quiet nohibernate"), HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "kernel-cmdline", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "nohibernate"));
+}
+
+static void zram_only_fails(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+
+	put(f, "/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/zram0 partition 4000000 0 100\n");
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "swap-kind", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "zram"));
+}
+
+static void not_swap_fails(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+	int fd = open(f->swapfile, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "EXT4GARBAGE", 10, 4086), 10);
+	close(fd);
+	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "target", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "not a swap area"));
+}
+
+static void missing_target_fails(void **state)
+{
+	struct fx *f = *state;
+	struct hib_doctor_input in = { .root = f->root, .cmdline = "", .device = "/nonexistent/x",
+				       .image_size = -1 };
+	const char *msg = "";
+
+	f->n = 0;
+	assert_int_equal(hib_doctor(&in, collect, f), HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "target", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "/nonexistent/x"));
+}
+
+static void small_swap_fails_with_numbers(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+
+	/* 1 GiB of RAM wants up to 409 MiB of image; 100 MiB free is not enough. */
+	put(f, "/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/vda1 partition 1048572 946172 -2\n");
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "space", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "100 MiB free"));
+	assert_non_null(strstr(msg, "409 MiB"));
+	/* Half: enough only if it compresses: a warning. */
+	put(f, "/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/vda1 partition 1048572 800000 -2\n");
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "space", NULL), HIB_DOCTOR_WARN);
+}
+
+static void no_resume_param_warns(void **state)
+{
+	struct fx *f = *state;
+
+	run(f, "quiet");
+	assert_int_equal(verdict_of(f, "resume-offset", NULL), HIB_DOCTOR_WARN);
+}
+
+static void random_key_crypt_swap_is_not_checked_on_files(void **state)
+{
+	struct fx *f = *state;
+
+	/* A regular file is no dm-crypt device: the check has nothing to say. */
+	run(f, "resume=/dev/vda1");
+	for (int i = 0; i < f->n; i++)
+		assert_string_not_equal(f->seen[i], "encrypted-swap");
+}
+
+static void initramfs_with_resume_step_passes(void **state)
+{
+	struct fx *f = *state;
+	char rel[256], body[8192];
+	FILE *p = popen("uname -r", "r");
+
+	assert_non_null(p);
+	assert_non_null(fgets(rel, sizeof(rel), p));
+	pclose(p);
+	rel[strcspn(rel, "\n")] = 0;
+	/* The words straddle the 4 KiB read boundary on purpose. */
+	memset(body, 'x', sizeof(body));
+	memcpy(body + 4090, "hibernate resume", 16);
+	body[sizeof(body) - 1] = 0;
+	{
+		char path[512];
+		snprintf(path, sizeof(path), "/boot/initrd.img-%s", rel);
+		put(f, path, body);
+	}
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "initramfs", NULL), HIB_DOCTOR_PASS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(healthy_machine_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_snapshot_device_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(lockdown_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(nohibernate_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(zram_only_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(not_swap_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_target_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(small_swap_fails_with_numbers, setup, teardown),
+		cmocka_unit_test_setup_teardown(no_resume_param_warns, setup, teardown),
+		cmocka_unit_test_setup_teardown(random_key_crypt_swap_is_not_checked_on_files, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(initramfs_with_resume_step_passes, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
