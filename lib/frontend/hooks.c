@@ -43,8 +43,10 @@ struct hib_hooks {
 	size_t n, cap;
 };
 
-static const char *const default_dirs[] = { "/etc/hibernate/hooks.d", "/usr/lib/hibernate/hooks.d",
-					    NULL };
+#ifndef HIB_LIB_HOOKS_DIR
+#define HIB_LIB_HOOKS_DIR "/usr/lib/hibernate/hooks.d"
+#endif
+static const char *const default_dirs[] = { "/etc/hibernate/hooks.d", HIB_LIB_HOOKS_DIR, NULL };
 static const char *const default_systemd[] = { "/etc/systemd/system-sleep",
 					       "/usr/lib/systemd/system-sleep", NULL };
 static const char *const default_pmutils[] = { "/etc/pm/sleep.d", "/usr/lib/pm-utils/sleep.d",
