@@ -26,13 +26,23 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "doctor.h"
 #include "hibernate.h"
+#include "hooks.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CANCELLED 3 /* the user pressed Esc: nothing happened */
 #define MIN_INT(a, b) ((a) < (b) ? (a) : (b))
 
-enum command { CMD_HIBERNATE, CMD_RESUME, CMD_STATUS, CMD_INVALIDATE, CMD_OFFSET, CMD_PREPARE };
+enum command {
+	CMD_HIBERNATE,
+	CMD_RESUME,
+	CMD_STATUS,
+	CMD_INVALIDATE,
+	CMD_OFFSET,
+	CMD_PREPARE,
+	CMD_DOCTOR,
+};
 
 struct control {
 	enum command cmd;
@@ -49,6 +59,7 @@ struct control {
 	bool loglevel_set;         /* -v, -q or --loglevel given */
 	bool test_cycle;           /* --test */
 	bool no_cancel;            /* --no-cancel */
+	bool no_hooks;             /* --no-hooks */
 	int kmsg_fd;               /* messages also go to the kernel log */
 	const char *args[2];       /* FILE [SIZE] of offset / prepare-file */
 };
@@ -154,6 +165,7 @@ static void __attribute__((noreturn)) usage(void)
 	       " hibernate resume [options]       load and restore an image (initramfs)\n"
 	       " hibernate status [options]       show the target and its image\n"
 	       " hibernate invalidate [options]   discard an image, keep the swap area\n"
+	       " hibernate doctor [options]       can this machine hibernate? what to fix\n"
 	       " hibernate offset FILE            kernel parameters that locate FILE\n"
 	       " hibernate prepare-file FILE MB   make FILE an image file of MB MiB (no swap)\n"
 	       "\n"
@@ -171,6 +183,8 @@ static void __attribute__((noreturn)) usage(void)
 	       "     --encrypt          encrypt the image: asks for a passphrase (Argon2id),\n"
 	       "                        or uses --key-file; resume asks for it again\n"
 	       "     --key-file FILE    the key file for --encrypt and for resume\n"
+	       "     --force            a failing hook does not abort the cycle\n"
+	       "     --no-hooks         run no hooks (see hibernate-hooks(7))\n"
 	       "     --loglevel N       0 silent, 1 errors, 2 warnings, 3 progress (default),\n"
 	       "                        4 info, 5 debug; messages also go to the kernel log\n"
 	       "     --config FILE      configuration file (default " HIB_CONFIG_PATH ")\n"
@@ -222,6 +236,8 @@ static void parse_args(int argc, char **argv)
 		OPT_AUTO_SWAPON,
 		OPT_ENCRYPT,
 		OPT_KEY_FILE,
+		OPT_FORCE,
+		OPT_NO_HOOKS,
 	};
 	static const struct option longopts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -239,6 +255,8 @@ static void parse_args(int argc, char **argv)
 		{ "auto-swapon", no_argument, NULL, OPT_AUTO_SWAPON },
 		{ "encrypt", no_argument, NULL, OPT_ENCRYPT },
 		{ "key-file", required_argument, NULL, OPT_KEY_FILE },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "no-hooks", no_argument, NULL, OPT_NO_HOOKS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -248,7 +266,7 @@ static void parse_args(int argc, char **argv)
 	/* Options are applied after the config file, so collect them first. */
 	const char *compress = NULL, *threads = NULL, *image_size = NULL, *powerdown = NULL;
 	const char *loglevel = NULL;
-	bool verify = false, auto_swapon = false, encrypt = false;
+	bool verify = false, auto_swapon = false, encrypt = false, force = false;
 	const char *key_file = NULL;
 	char err[256];
 	unsigned line = 0;
@@ -308,6 +326,12 @@ static void parse_args(int argc, char **argv)
 		case OPT_KEY_FILE:
 			key_file = optarg;
 			break;
+		case OPT_FORCE:
+			force = true;
+			break;
+		case OPT_NO_HOOKS:
+			ctl.no_hooks = true;
+			break;
 		case 'v':
 			if (ctl.loglevel < HIB_LOG_DEBUG)
 				ctl.loglevel++;
@@ -340,6 +364,8 @@ static void parse_args(int argc, char **argv)
 			ctl.cmd = CMD_OFFSET;
 		else if (strcmp(cmd, "prepare-file") == 0)
 			ctl.cmd = CMD_PREPARE;
+		else if (strcmp(cmd, "doctor") == 0)
+			ctl.cmd = CMD_DOCTOR;
 		else
 			bad_usage("unknown command '%s'", cmd);
 	}
@@ -377,13 +403,15 @@ static void parse_args(int argc, char **argv)
 	if (powerdown)
 		set_option("powerdown", powerdown);
 	if (verify)
-		ctl.cfg.opts.verify = true;
+		set_option("verify", "yes");
 	if (auto_swapon)
-		ctl.cfg.opts.auto_swapon = true;
+		set_option("auto-swapon", "yes");
 	if (ctl.no_cancel)
-		ctl.cfg.cancel = false;
+		set_option("cancel", "no");
 	if (encrypt)
-		ctl.cfg.encrypt = true;
+		set_option("encrypt", "yes");
+	if (force)
+		set_option("force", "yes");
 	if (key_file)
 		set_option("key-file", key_file);
 	if (loglevel) {
@@ -612,6 +640,78 @@ static bool cancel_requested(void *ud)
 	return false;
 }
 
+/* ---- hooks ------------------------------------------------------------ */
+
+static void hook_log(enum hib_loglevel level, const char *who, const char *msg, void *ud)
+{
+	const char *base = strrchr(who, '/');
+
+	(void)ud;
+	tlog(level, "hook %s: %s", base ? base + 1 : who, msg);
+}
+
+static char *hook_env[64];
+
+static void hooks_setup(struct hib_hook_config *hc, const char *mode)
+{
+	memset(hc, 0, sizeof(*hc));
+	hib_config_hook_env(&ctl.cfg, hook_env, sizeof(hook_env) / sizeof(hook_env[0]));
+	hc->env = hook_env;
+	hc->systemd = ctl.cfg.hooks_systemd;
+	hc->pmutils = ctl.cfg.hooks_pmutils;
+	hc->timeout_s = ctl.cfg.hook_timeout;
+	hc->force = ctl.cfg.force;
+	hc->mode = mode;
+	hc->inl = ctl.cfg.inl;
+	hc->n_inline = ctl.cfg.n_inline;
+	hc->log = hook_log;
+	/* Tests point the runner at their own directories. */
+	if (getenv("HIBERNATE_HOOKS_DIRS")) {
+		static char buf[4096];
+		static const char *dirs[9];
+		size_t n = 0;
+		snprintf(buf, sizeof(buf), "%s", getenv("HIBERNATE_HOOKS_DIRS"));
+		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < 8;
+		     d = strtok_r(NULL, ":", &save))
+			dirs[n++] = d;
+		dirs[n] = NULL;
+		hc->dirs = dirs;
+	}
+}
+
+static void hooks_post(struct hib_hooks *hooks, const struct hib_hook_config *hc)
+{
+	if (!hooks)
+		return;
+	hib_hooks_post(hooks, hc);
+	hib_hooks_free(hooks);
+}
+
+/* ---- doctor ----------------------------------------------------------- */
+
+static void doctor_line(enum hib_doctor_verdict v, const char *check, const char *msg, void *ud)
+{
+	static const char *const word[] = { "PASS", "WARN", "FAIL" };
+
+	(void)ud;
+	printf("%s  %-16s %s\n", word[v], check, msg);
+}
+
+static int do_doctor(void)
+{
+	struct hib_doctor_input in = {
+		.root = getenv("HIBERNATE_DOCTOR_ROOT"),
+		.device = ctl.device ? ctl.device : ctl.cfg.device,
+		.offset = ctl.offset_set ? ctl.offset : ctl.cfg.offset,
+		.offset_set = ctl.offset_set || ctl.cfg.offset_set,
+		.image_size = ctl.cfg.opts.image_size,
+	};
+	int worst = hib_doctor(&in, doctor_line, NULL);
+
+	fflush(stdout);
+	return worst == HIB_DOCTOR_FAIL ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 /* --test: restore the image just written, as the initramfs would. */
 static int test_restore(struct hib_target *t)
 {
@@ -636,6 +736,8 @@ static int do_hibernate(void)
 {
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
+	struct hib_hooks *hooks = NULL;
+	struct hib_hook_config hc;
 	struct hib_stats st;
 	const char *name;
 	int r;
@@ -643,12 +745,8 @@ static int do_hibernate(void)
 	r = pick_target(true, &t);
 	if (r < 0)
 		return EXIT_FAILURE;
-	r = snapshot_open(HIB_SNAP_HIBERNATE, &snap);
-	if (r < 0) {
-		hib_target_close(t);
-		return EXIT_FAILURE;
-	}
 	name = hib_target_file(t) ? hib_target_file(t) : hib_target_path(t);
+	/* Ask before the hooks switch consoles or stop anything. */
 	if (ctl.cfg.encrypt) {
 		static struct secret_buf b2;
 		static struct hib_secret sec;
@@ -672,13 +770,45 @@ static int do_hibernate(void)
 			sec.kind = HIB_SECRET_PASSPHRASE;
 		}
 		if (r < 0) {
-			hib_snapshot_close(snap);
 			hib_target_close(t);
 			return EXIT_FAILURE;
 		}
 		sec.data = b1->data;
 		sec.len = b1->len;
 		ctl.cfg.opts.secret = &sec;
+	}
+	{
+		/* The target is known; only now prepare the system for the cycle. */
+		const char *mode = ctl.test_cycle ? "test"
+				   : ctl.cfg.opts.powerdown == HIB_POWERDOWN_SUSPEND ? "suspend"
+										      : "hibernate";
+		char msg[1024];
+
+		hooks_setup(&hc, mode);
+		if (!ctl.no_hooks) {
+			r = hib_hooks_collect(&hc, &hooks);
+			if (r < 0) {
+				say("cannot read the hook directories: %s", strerror(-r));
+				hib_target_close(t);
+				return EXIT_FAILURE;
+			}
+			r = hib_hooks_pre(hooks, &hc, msg, sizeof(msg));
+			if (r < 0) {
+				if (msg[0])
+					say("%s", msg);
+				say("a hook stopped the cycle; what the hooks did is undone, the "
+				    "system keeps running");
+				hib_hooks_free(hooks);
+				hib_target_close(t);
+				return r == -ECANCELED ? EXIT_CANCELLED : EXIT_FAILURE;
+			}
+		}
+	}
+	r = snapshot_open(HIB_SNAP_HIBERNATE, &snap);
+	if (r < 0) {
+		hooks_post(hooks, &hc);
+		hib_target_close(t);
+		return EXIT_FAILURE;
 	}
 	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s)%s", name, hib_codec_name(ctl.cfg.opts.codec),
 	     ctl.cfg.cancel && isatty(STDIN_FILENO) ? "; Esc cancels while the image is written"
@@ -698,6 +828,8 @@ static int do_hibernate(void)
 	if (r == HIB_SUSPEND_TEST_WRITTEN)
 		r = test_restore(t);
 	hib_target_close(t);
+	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */
+	hooks_post(hooks, &hc);
 	switch (r) {
 	case HIB_SUSPEND_RESUMED:
 		tlog(HIB_LOG_PROGRESS, "resumed");
@@ -836,6 +968,13 @@ static int do_resume(void)
 	return EXIT_FAILURE;
 }
 
+static void print_config(const char *key, const char *value, enum hib_config_source src,
+			 void *ud)
+{
+	(void)ud;
+	printf("  %-15s %-40s (%s)\n", key, value, hib_config_source_name(src));
+}
+
 static int do_status(void)
 {
 	struct hib_target *t = NULL;
@@ -881,6 +1020,8 @@ static int do_status(void)
 	} else {
 		printf("image: none\n");
 	}
+	printf("config:\n");
+	hib_config_dump(&ctl.cfg, print_config, NULL);
 	hib_target_close(t);
 	return EXIT_SUCCESS;
 }
@@ -935,6 +1076,9 @@ int main(int argc, char **argv)
 		break;
 	case CMD_PREPARE:
 		r = do_prepare();
+		break;
+	case CMD_DOCTOR:
+		r = do_doctor();
 		break;
 	}
 	if (ctl.kmsg_fd >= 0)
