@@ -7,7 +7,7 @@ BUILD_SAN    ?= build-san
 SCENARIOS    ?=
 KERNELS      ?=
 
-.PHONY: all deps build static check unit-check san-check vm-check demo clean
+.PHONY: all deps build static check unit-check san-check vm-check demo clean bench-pipeline
 
 all: build
 
@@ -49,5 +49,43 @@ demo: deps
 	$(MAKE) static
 	tests/vm/demo
 
+# Host pipeline throughput against memcpy and the raw O_DIRECT bandwidth of
+# BENCH_DIR, for 1..N threads (bench/README.md). BENCH_STREAM: a captured stream.
+BENCH_DIR    ?= /var/tmp
+bench-pipeline: deps build
+	$(BUILD)/bench-pipeline --dir $(BENCH_DIR) $(if $(BENCH_STREAM),--stream $(BENCH_STREAM))
+
 clean:
 	rm -rf $(BUILD) $(BUILD_STATIC) $(BUILD_SAN)
+
+# Fuzzing (tests/fuzz/README.md): clang + libFuzzer + ASan/UBSan, its own build dir.
+#   make fuzz          every target FUZZ_SECONDS (60) each; new inputs in $(BUILD_FUZZ)/corpus
+#   make fuzz-smoke    replay seeds and known crashes, then FUZZ_SMOKE_SECONDS (5) each
+BUILD_FUZZ         ?= build-fuzz
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_TARGETS       ?=
+
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-seeds fuzz-clean
+
+fuzz-build:
+	$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk BUILD_FUZZ=$(BUILD_FUZZ)
+
+fuzz: fuzz-build
+	BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run fuzz $(FUZZ_TARGETS)
+
+fuzz-smoke: fuzz-build
+	BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) tests/fuzz/run smoke $(FUZZ_TARGETS)
+
+# Rewrite the committed seed corpus (tests/fuzz/corpus) from real images.
+fuzz-seeds: fuzz-build
+	BUILD_FUZZ=$(BUILD_FUZZ) tests/fuzz/make-seeds.sh
+
+fuzz-# Host pipeline throughput against memcpy and the raw O_DIRECT bandwidth of
+# BENCH_DIR, for 1..N threads (bench/README.md). BENCH_STREAM: a captured stream.
+BENCH_DIR    ?= /var/tmp
+bench-pipeline: deps build
+	$(BUILD)/bench-pipeline --dir $(BENCH_DIR) $(if $(BENCH_STREAM),--stream $(BENCH_STREAM))
+
+clean:
+	rm -rf $(BUILD_FUZZ)

@@ -197,6 +197,15 @@ void hib_snapshot_fake_result(const struct hib_snapshot *s, uint64_t *ret_pages_
 /* Switch a fake from hibernate mode to resume mode, as a reboot would. */
 void hib_snapshot_fake_reset(struct hib_snapshot *s, enum hib_snapshot_mode mode);
 
+/*
+ * A snapshot device backed by a file (benchmarks, debugging). Hibernate mode:
+ * serves the captured stream in @path and hands out swap pages 1..@swap_pages-1.
+ * Resume mode: writes what it is given to @path (NULL: only counts it), and
+ * says the stream ended after @expect_bytes (0: never). Never freezes anything.
+ */
+int hib_snapshot_file_new(const char *path, enum hib_snapshot_mode mode, uint64_t swap_pages,
+			  uint64_t expect_bytes, struct hib_snapshot **ret);
+
 void hib_snapshot_close(struct hib_snapshot *s);
 void hib_snapshot_closep(struct hib_snapshot **s);
 
