@@ -1,13 +1,14 @@
 # The README's two commands live here; everything else is Meson.
 #   make demo    hibernate and resume a real Linux VM
 #   make check   every test: unit tests (plain and sanitized) and VM scenarios
+#   make check-long   the slow VM scenarios (tagged long) on both kernels
 BUILD        ?= build
 BUILD_STATIC ?= build-static
 BUILD_SAN    ?= build-san
 SCENARIOS    ?=
 KERNELS      ?=
 
-.PHONY: all deps build static check unit-check san-check vm-check demo clean bench-pipeline
+.PHONY: all deps build static check check-long unit-check san-check vm-check demo clean bench-pipeline
 
 all: build
 
@@ -45,6 +46,12 @@ check: deps
 	$(MAKE) build static
 	tests/check-all
 
+# The VM scenarios tagged "long", kept out of make check for time (together
+# with make check: every scenario but the harness self-tests).
+check-long: deps
+	$(MAKE) build static
+	tests/vm/run --long $(if $(KERNELS),--kernels "$(KERNELS)")
+
 demo: deps
 	$(MAKE) static
 	tests/vm/demo
@@ -81,11 +88,5 @@ fuzz-smoke: fuzz-build
 fuzz-seeds: fuzz-build
 	BUILD_FUZZ=$(BUILD_FUZZ) tests/fuzz/make-seeds.sh
 
-fuzz-# Host pipeline throughput against memcpy and the raw O_DIRECT bandwidth of
-# BENCH_DIR, for 1..N threads (bench/README.md). BENCH_STREAM: a captured stream.
-BENCH_DIR    ?= /var/tmp
-bench-pipeline: deps build
-	$(BUILD)/bench-pipeline --dir $(BENCH_DIR) $(if $(BENCH_STREAM),--stream $(BENCH_STREAM))
-
-clean:
+fuzz-clean:
 	rm -rf $(BUILD_FUZZ)

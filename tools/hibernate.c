@@ -935,6 +935,15 @@ static int do_resume(void)
 		hib_target_close(t);
 		return EXIT_FAILURE;
 	}
+	if (st == HIB_SIG_FOREIGN) {
+		/* No image, and the boot goes on: but resume= (or --device) names
+		 * something that never could hold one, which the user should hear. */
+		tlog(HIB_LOG_WARN, "%s: no image: it is not a swap area or image file%s; "
+		     "check resume= and resume_offset=", hib_target_path(t),
+		     hib_target_offset_pages(t) ? " at that offset" : "");
+		hib_target_close(t);
+		return EXIT_SUCCESS;
+	}
 	if (st != HIB_SIG_IMAGE && st != HIB_SIG_BROKEN) {
 		tlog(HIB_LOG_INFO, "%s: no image (%s)", hib_target_path(t), hib_sig_state_name(st));
 		hib_target_close(t);

@@ -117,12 +117,14 @@ int engine_image_load(struct hib_target *t, struct engine_image *ret)
 	if (st == HIB_SIG_BROKEN) {
 		r = hib_tail_check((const struct hib_sig_tail *)(page + HIB_PAGE_SIZE -
 								  HIB_SIG_TAIL_SIZE));
-		if (r == -EPROTO)
+		if (r == -EPROTO) {
 			log_err(r, "%s: the image was written in another format version", t->path);
-		else
-			log_err(r, "%s: the image signature is damaged (checksum mismatch)",
-				t->path);
-		return r < 0 ? r : -EBADMSG;
+			return r;
+		}
+		/* -ENOENT here is a damaged magic or signature: not "no image". */
+		log_err(-EBADMSG, "%s: the image signature is damaged (%s)", t->path,
+			r == -ENOENT ? "magic or signature bytes" : "checksum mismatch");
+		return -EBADMSG;
 	}
 	if (st != HIB_SIG_IMAGE)
 		return -ENOENT;

@@ -234,6 +234,13 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		r = -ENODEV;
 		goto discard;
 	}
+	/* An active swap area (hibernate --test restores from the area it just
+	 * wrote): the kernel refuses writes to it (ETXTBSY) unless this handle names
+	 * it, and we must write its signature. In an initramfs no swap is active. */
+	if (!snap->is_fake && hib_target_is_swap(t) && hib_target_swap_active(t, NULL) == 1 &&
+	    snap->ops->set_swap_area(snap, t->dev, t->offset_pages) < 0)
+		log_debug("%s: active swap, and the kernel refused it as the swap area",
+			  t->path);
 	if (!snap->is_fake) {
 		r = check_kernel(t, rc.img.hdr);
 		if (r == 0)
@@ -293,6 +300,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		}
 	}
 
+	hib_test_pause("loaded");
 	/* Never resume the same image twice: invalidate before restoring. */
 	r = hib_sig_restore(t, rc.img.hdr->orig_tail);
 	if (r < 0) {
@@ -301,6 +309,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		goto out;
 	}
 	invalidated = true;
+	hib_test_pause("invalidated");
 	engine_image_wipe(t, &rc.img);
 	if (ret_stats) {
 		memset(ret_stats, 0, sizeof(*ret_stats));

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <xxhash.h>
 
+#include "aio.h"
 #include "crypt.h"
 #include "engine.h"
 
@@ -37,6 +38,8 @@ struct suspend_ctx {
 	int writer_err;
 	uint64_t written_stream;   /* progress, stream bytes already on disk */
 	uint8_t *key;              /* the data key of an encrypted image */
+	struct hib_aio *aio;       /* the writer's queue to the target */
+	struct writer *writer;
 	uint64_t last_progress_ms;
 };
 
@@ -81,65 +84,157 @@ static void report(struct suspend_ctx *sc, bool force)
 	sc->o->progress("write", sc->written_stream, sc->stream_bytes, sc->o->progress_userdata);
 }
 
+/*
+ * The writer: takes encoded blocks in order, gives each the next pages of the
+ * target (allocation and the extent map stay strictly sequential), and queues
+ * their writes; a block's slot goes back to the pipeline when its last write
+ * has completed. Up to HIB_WRITE_DEPTH blocks are in flight.
+ */
+#define HIB_WRITE_DEPTH 8
+
+struct inflight {
+	struct hib_job *job;
+	unsigned pending;          /* writes of this block not yet complete */
+};
+
+struct writer {
+	struct suspend_ctx *sc;
+	struct inflight q[HIB_WRITE_DEPTH * 4];
+	unsigned head, count;      /* FIFO of blocks in flight, oldest at head */
+	int err;
+};
+
+static void write_done(uint64_t tag, int res, void *ud)
+{
+	struct writer *w = ud;
+	struct inflight *f = &w->q[tag % ARRAY_SIZE(w->q)];
+
+	if (res < 0 && !w->err) {
+		w->err = res;
+		log_err(res, "%s: writing block %llu failed: %m", w->sc->t->path,
+			(unsigned long long)f->job->seq);
+	}
+	f->pending--;
+}
+
+/* Give back, in order, the blocks whose writes are all done. */
+static void retire(struct writer *w, bool all)
+{
+	struct suspend_ctx *sc = w->sc;
+
+	while (w->count) {
+		struct inflight *f = &w->q[w->head];
+		if (f->pending && !all)
+			break;
+		sc->written_stream = f->job->user + f->job->in_len;
+		pipeline_release(sc->ep.pipe, f->job);
+		w->head = (w->head + 1) % ARRAY_SIZE(w->q);
+		w->count--;
+	}
+	report(sc, false);
+}
+
+static int queue_block(struct writer *w, struct hib_job *job)
+{
+	struct suspend_ctx *sc = w->sc;
+	uint64_t pages = job->out_len / HIB_PAGE_SIZE, lp = sc->map.pages, done = 0;
+	unsigned slot = (w->head + w->count) % ARRAY_SIZE(w->q);
+	struct inflight *f = &w->q[slot];
+	int r;
+
+	for (uint64_t i = 0; i < pages; i++) {
+		uint64_t off;
+		r = alloc_page(sc, &off);
+		if (r == -ENOSPC)
+			return log_err(r, "%s: not enough space: %llu MiB written of a %llu MiB "
+					  "stream, the area is full (%llu MiB)",
+				       sc->t->file ? sc->t->file : sc->t->path,
+				       (unsigned long long)(sc->map.pages * HIB_PAGE_SIZE >> 20),
+				       (unsigned long long)(sc->stream_bytes >> 20),
+				       (unsigned long long)(sc->t->size >> 20));
+		if (r < 0)
+			return log_err(r, "allocating a swap page failed: %m");
+		r = extmap_add(&sc->map, off, 1);
+		if (r < 0)
+			return r;
+	}
+	r = extmap_index(&sc->map);
+	if (r < 0)
+		return r;
+	f->job = job;
+	f->pending = 1; /* held until every run is queued */
+	w->count++;
+	/* Each write's tag is the block's FIFO slot. */
+	while (done < pages) {
+		uint64_t off, run;
+		r = extmap_lookup(&sc->map, lp + done, &off, &run);
+		if (r < 0)
+			return r;
+		run = MIN(run, pages - done);
+		f->pending++;
+		r = aio_write(sc->aio, (const uint8_t *)job->out + done * HIB_PAGE_SIZE,
+			      run * HIB_PAGE_SIZE, off, slot);
+		if (r < 0) {
+			f->pending--;
+			return log_err(r, "%s: queueing a write failed: %m", sc->t->path);
+		}
+		done += run;
+	}
+	f->pending--;
+	sc->stored_pages += pages;
+	sc->nr_blocks++;
+	return 0;
+}
+
 static void *writer_main(void *arg)
 {
 	struct suspend_ctx *sc = arg;
+	struct writer *w = sc->writer;
 	struct hib_pipeline *p = sc->ep.pipe;
-	int r = 0;
+	int r = 0, k;
 
 	for (;;) {
-		struct hib_job *job = pipeline_next_done(p);
-		uint64_t pages, lp;
+		struct hib_job *job;
 
+		/* Room for one more block in flight; completions first. */
+		/* Blocks held for their writes keep their slots: leave the reader two,
+		 * or it waits for a slot while we wait for its next block. */
+		while (w->count >= MIN(HIB_WRITE_DEPTH, pipeline_slots(p) - 2) && !w->err) {
+			r = aio_reap(sc->aio, true);
+			if (r < 0)
+				goto out;
+			retire(w, false);
+		}
+		if (w->err) {
+			r = w->err;
+			goto out;
+		}
+		job = pipeline_next_done(p);
 		if (!job)
 			break; /* aborted by the reader */
 		if (job->err) {
 			r = job->err;
 			log_err(r, "compressing block %llu failed: %m", (unsigned long long)job->seq);
+			pipeline_release(p, job);
 			break;
 		}
 		if (job->out_len == 0) {
 			pipeline_release(p, job);
 			break;
 		}
-		pages = job->out_len / HIB_PAGE_SIZE;
-		lp = sc->map.pages;
-		for (uint64_t i = 0; i < pages; i++) {
-			uint64_t off;
-			r = alloc_page(sc, &off);
-			if (r == -ENOSPC) {
-				log_err(r, "%s: not enough space: %llu MiB written of a %llu MiB "
-					   "stream, the area is full (%llu MiB)",
-					sc->t->file ? sc->t->file : sc->t->path,
-					(unsigned long long)(sc->map.pages * HIB_PAGE_SIZE >> 20),
-					(unsigned long long)(sc->stream_bytes >> 20),
-					(unsigned long long)(sc->t->size >> 20));
-				goto out;
-			}
-			if (r < 0) {
-				log_err(r, "allocating a swap page failed: %m");
-				goto out;
-			}
-			r = extmap_add(&sc->map, off, 1);
-			if (r < 0)
-				goto out;
-		}
-		r = extmap_index(&sc->map);
+		r = queue_block(w, job);
 		if (r < 0)
 			goto out;
-		r = engine_write_logical(sc->t, &sc->map, lp, job->out, pages);
-		if (r < 0) {
-			log_err(r, "%s: writing block %llu failed: %m", sc->t->path,
-				(unsigned long long)job->seq);
+		r = aio_reap(sc->aio, false);
+		if (r < 0)
 			goto out;
-		}
-		sc->stored_pages += pages;
-		sc->nr_blocks++;
-		sc->written_stream = job->user + job->in_len;
-		report(sc, false);
-		pipeline_release(p, job);
+		retire(w, false);
 	}
 out:
+	k = aio_drain(sc->aio);
+	if (r == 0)
+		r = k < 0 ? k : w->err;
+	retire(w, true);
 	if (r < 0) {
 		sc->writer_err = r;
 		pipeline_abort(p);
@@ -339,6 +434,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	report(sc, true);
 	tp = t0;
 	log_phase(&tp, "write");
+	hib_test_pause("data");
 
 	h->stream_bytes = sc->stream_bytes;
 	h->stream_xxh3 = stream_xxh3;
@@ -350,6 +446,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	r = write_map(sc, &h->map_offset, &h->map_pages);
 	if (r < 0)
 		return r;
+	hib_test_pause("map");
 	r = alloc_page(sc, &hdr_off);
 	if (r < 0)
 		return log_err(r, "%s: no swap page left for the image header: %m", sc->t->path);
@@ -364,6 +461,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	if (r < 0)
 		return log_err(r, "%s: writing the image header failed: %m", sc->t->path);
 	log_phase(&tp, "map+header");
+	hib_test_pause("header");
 	if (sc->o->verify) {
 		r = verify_image(sc, stream_xxh3);
 		if (r < 0)
@@ -375,6 +473,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	if (r < 0)
 		return log_err(r, "%s: flushing the image to disk failed: %m", sc->t->path);
 	log_phase(&tp, "sync");
+	hib_test_pause("sync");
 
 	memset(&tail, 0, sizeof(tail));
 	memcpy(tail.magic, HIB_TAIL_MAGIC, 16);
@@ -392,6 +491,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	if (r < 0)
 		return log_err(r, "%s: unable to write the signature page: %m", sc->t->path);
 	log_phase(&tp, "signature");
+	hib_test_pause("signature");
 	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms",
 		 (unsigned long long)(sc->stream_bytes >> 20),
 		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
@@ -430,6 +530,14 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 			       "with: hibernate invalidate --device %s",
 			       name, name);
 	default:
+		/* Named by device and offset: the offset is the likelier mistake. */
+		if (t->offset_pages && !t->file)
+			return log_err(-EMEDIUMTYPE,
+				       "%s has no swap header at page %llu (%s); refusing to write "
+				       "to it. Check --offset or resume_offset= ('hibernate offset "
+				       "FILE' prints it for a swap file)",
+				       name, (unsigned long long)t->offset_pages,
+				       hib_sig_state_name(st));
 		return log_err(-EMEDIUMTYPE,
 			       "%s is not a swap area (%s); refusing to write to it. Make it one "
 			       "with mkswap, or name the right device with --device",
@@ -498,8 +606,22 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		log_err(r, "allocating the pipeline's buffers failed: %m");
 		goto early_out;
 	}
-	log_debug("pipeline: %u worker threads, %zu KiB of buffers", sc.ep.workers,
-		  pipeline_memory(sc.ep.pipe) >> 10);
+	sc.writer = calloc(1, sizeof(*sc.writer));
+	if (!sc.writer) {
+		r = -ENOMEM;
+		goto early_out;
+	}
+	sc.writer->sc = &sc;
+	/* Blocks may span several extents: room for a few writes each. */
+	r = aio_new(t->fd, HIB_WRITE_DEPTH * 4, !getenv("HIBERNATE_NO_URING"), write_done, sc.writer,
+		    &sc.aio);
+	if (r < 0) {
+		log_err(r, "setting up the writer failed: %m");
+		goto early_out;
+	}
+	log_debug("pipeline: %u worker threads, %zu KiB of buffers, writes through %s",
+		  sc.ep.workers, pipeline_memory(sc.ep.pipe) >> 10,
+		  aio_is_uring(sc.aio) ? "io_uring" : "pwrite");
 
 	memset(h, 0, HIB_PAGE_SIZE);
 	memcpy(h->magic, HIB_HEADER_MAGIC, 16);
@@ -663,6 +785,8 @@ out:
 	if (!snap->is_fake)
 		munlockall();
 early_out:
+	aio_free(sc.aio);
+	free(sc.writer);
 	crypt_key_free(sc.key);
 	engine_pipe_free(&sc.ep);
 	extmap_free(&sc.map);

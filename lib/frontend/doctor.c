@@ -101,7 +101,7 @@ static void check_lockdown(struct ctx *c)
 	       "kernel lockdown is on (%.*s), usually because of Secure Boot: the kernel refuses "
 	       "hibernation. Turn Secure Boot off in the firmware, or boot with lockdown=none on "
 	       "a kernel that allows it",
-	       (int)strcspn(sel, "\n"), sel);
+	       (int)strcspn(sel + 1, "]\n"), sel + 1);
 }
 
 static void check_cmdline(struct ctx *c)

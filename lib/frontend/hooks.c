@@ -61,7 +61,9 @@ static int our_order(const char *name)
 	return -1;
 }
 
-/* pm-utils names are "NNname" by convention; others run in the middle. */
+/* pm-utils names are "NNname" by convention; others run in the middle.
+ * systemd-sleep hooks have no order (systemd runs them all at once): they
+ * all run in the middle, whatever their name. */
 static int leading_order(const char *name)
 {
 	if (name[0] >= '0' && name[0] <= '9' && name[1] >= '0' && name[1] <= '9')
@@ -123,7 +125,9 @@ static int scan(struct hib_hooks *h, enum hook_kind kind, const char *const *dir
 
 			if (e->d_name[0] == '.')
 				continue;
-			order = kind == HOOK_OURS ? our_order(e->d_name) : leading_order(e->d_name);
+			order = kind == HOOK_OURS      ? our_order(e->d_name)
+				: kind == HOOK_PMUTILS ? leading_order(e->d_name)
+						       : 50;
 			if (order < 0) {
 				if (log)
 					log(HIB_LOG_WARN, e->d_name,

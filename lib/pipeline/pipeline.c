@@ -5,7 +5,7 @@
 #include "pipeline.h"
 #include "util.h"
 
-enum { JOB_FREE, JOB_FILLED, JOB_WORKING, JOB_DONE };
+enum { JOB_FREE, JOB_FILLED, JOB_WORKING, JOB_DONE, JOB_CONSUMED, JOB_RELEASED };
 
 /* Workers only need a little stack; mlockall(MCL_FUTURE) would fault in the 8 MiB default. */
 #define WORKER_STACK (256u * 1024u)
@@ -21,7 +21,8 @@ struct hib_pipeline {
 	void **worker_ctx;
 	hib_work_fn work;
 	uint64_t next_free;     /* producer's next seq */
-	uint64_t next_done;     /* consumer's next seq */
+	uint64_t next_consume;  /* consumer's next seq to take */
+	uint64_t next_done;     /* oldest seq not yet released: the ring's tail */
 	int aborted;
 	int stopping;
 	size_t memory;
@@ -83,7 +84,7 @@ static void *worker_main(void *arg)
 		struct hib_job *job = NULL;
 
 		/* The oldest filled job first: the consumer waits for it. */
-		for (uint64_t s = p->next_done; s < p->next_free; s++)
+		for (uint64_t s = p->next_consume; s < p->next_free; s++)
 			if (slot(p, s)->state == JOB_FILLED) {
 				job = slot(p, s);
 				break;
@@ -180,8 +181,10 @@ struct hib_job *pipeline_next_done(struct hib_pipeline *p)
 			job = NULL;
 			break;
 		}
-		if (p->next_done < p->next_free && slot(p, p->next_done)->state == JOB_DONE) {
-			job = slot(p, p->next_done);
+		if (p->next_consume < p->next_free && slot(p, p->next_consume)->state == JOB_DONE) {
+			job = slot(p, p->next_consume);
+			job->state = JOB_CONSUMED;
+			p->next_consume++;
 			break;
 		}
 		pthread_cond_wait(&p->cv, &p->mu);
@@ -193,8 +196,13 @@ struct hib_job *pipeline_next_done(struct hib_pipeline *p)
 void pipeline_release(struct hib_pipeline *p, struct hib_job *job)
 {
 	pthread_mutex_lock(&p->mu);
-	job->state = JOB_FREE;
-	p->next_done++;
+	/* Jobs may be released out of order (their writes finish in any order);
+	 * the ring's tail moves over every released one at its head. */
+	job->state = JOB_RELEASED;
+	while (p->next_done < p->next_consume && slot(p, p->next_done)->state == JOB_RELEASED) {
+		slot(p, p->next_done)->state = JOB_FREE;
+		p->next_done++;
+	}
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }
@@ -243,4 +251,9 @@ size_t pipeline_memory(const struct hib_pipeline *p)
 unsigned pipeline_workers(const struct hib_pipeline *p)
 {
 	return p->workers;
+}
+
+unsigned pipeline_slots(const struct hib_pipeline *p)
+{
+	return p->slots;
 }

@@ -8,7 +8,9 @@
  *   - workers run work(job, worker_ctx) on submitted jobs, any order, and
  *     fill job->out / job->out_len / job->err;
  *   - one consumer takes jobs back strictly in submission order with
- *     pipeline_next_done(), then pipeline_release().
+ *     pipeline_next_done(), and gives each back with pipeline_release() —
+ *     at once, or later and in any order (e.g. when its write completes);
+ *     a slot is reused only when every older job was released too.
  * Producer and consumer may be the same thread or two. Every buffer is
  * allocated by pipeline_new(), before the freeze; running it allocates
  * nothing but the thread stacks (small, and mapped at start).
@@ -52,5 +54,6 @@ void pipeline_stop(struct hib_pipeline *p);
 void pipeline_free(struct hib_pipeline *p);
 size_t pipeline_memory(const struct hib_pipeline *p);
 unsigned pipeline_workers(const struct hib_pipeline *p);
+unsigned pipeline_slots(const struct hib_pipeline *p);
 
 #endif

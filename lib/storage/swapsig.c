@@ -32,6 +32,13 @@ static enum hib_sig_state classify(const uint8_t page[HIB_PAGE_SIZE])
 			(const void *)(page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE);
 		return hib_tail_check(t) == 0 ? HIB_SIG_IMAGE : HIB_SIG_BROKEN;
 	}
+	/* Our tail magic with a damaged signature, or our exact signature (NUL
+	 * included) over a damaged magic: one of our images, damaged. Seen as
+	 * anything else, resume would leave it in place and swapon would refuse
+	 * the area. */
+	if (memcmp(page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE, HIB_TAIL_MAGIC, 16) == 0 ||
+	    memcmp(sig, HIB_IMAGE_SIG, HIB_SIG_LEN) == 0)
+		return HIB_SIG_BROKEN;
 	for (size_t i = 0; i < ARRAY_SIZE(foreign_image_sigs); i++)
 		if (memcmp(sig, foreign_image_sigs[i], strlen(foreign_image_sigs[i])) == 0)
 			return HIB_SIG_KERNEL;

@@ -127,3 +127,20 @@ const char *hib_version(void)
 {
 	return HIB_VERSION_STRING;
 }
+
+void hib_test_pause(const char *point)
+{
+	const char *e = getenv("HIBERNATE_TEST_PAUSE");
+	unsigned long secs = 60;
+	size_t n;
+
+	if (!e)
+		return;
+	n = strcspn(e, ":");
+	if (n != strlen(point) || strncmp(e, point, n) != 0)
+		return;
+	if (e[n] == ':')
+		secs = strtoul(e + n + 1, NULL, 10);
+	hib_log(HIB_LOG_WARN, "test pause at '%s' for %lu s (HIBERNATE_TEST_PAUSE)", point, secs);
+	sleep((unsigned)secs);
+}

@@ -83,4 +83,13 @@ void *hib_alloc_pages(size_t bytes);
 /* Random 64-bit value from getrandom(); falls back to time and pid. */
 uint64_t hib_random_u64(void);
 
+/*
+ * Fault-injection hook for the VM tests (tests/vm/scenarios/powercut): with
+ * HIBERNATE_TEST_PAUSE=POINT[:SECONDS] in the environment, reaching POINT logs
+ * a warning naming it and sleeps SECONDS (default 60), so the test can cut the
+ * power exactly there. Points: data, map, header, sync, signature (hibernate,
+ * after each is on disk), loaded, invalidated (resume). Inert without the variable.
+ */
+void hib_test_pause(const char *point);
+
 #endif

@@ -378,6 +378,26 @@ static void resume_without_image_writes_nothing(void **state)
 	run_free(&r);
 }
 
+/* resume= naming a filesystem or zeros: no image, the boot goes on, but said. */
+static void resume_of_non_swap_warns_and_writes_nothing(void **state)
+{
+	struct fx *f = *state;
+	int fd = open(f->swap, O_WRONLY | O_TRUNC);
+	uint64_t h;
+	struct run r;
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 64 * TEST_PAGE), 0);
+	close(fd);
+	h = hash_file(f->swap);
+	r = RUN("resume", "--config", f->conf, "--device", f->swap, "--snapshot-device",
+		NO_SNAPSHOT);
+	expect(&r, 0, NULL, "not a swap area");
+	assert_non_null(strstr(r.err, f->swap));
+	assert_int_equal(hash_file(f->swap), h);
+	run_free(&r);
+}
+
 static void resume_of_foreign_target_writes_nothing(void **state)
 {
 	struct fx *f = *state;
@@ -503,6 +523,7 @@ int main(void)
 	    FX(config_device_used),
 	    FX(resume_without_image_writes_nothing),
 	    FX(resume_of_foreign_target_writes_nothing),
+	    FX(resume_of_non_swap_warns_and_writes_nothing),
 	    FX(hibernate_missing_device_fails),
 	    FX(invalidate_plain_swap),
 	    FX(invalidate_missing_device),

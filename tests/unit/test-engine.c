@@ -645,9 +645,11 @@ static void resume_pristine(void **state)
 	assert_true(p->nr_blocks >= 3);
 }
 
-/* Damage to the magic or the signature itself makes page 0 not ours: resume
- * leaves what it does not recognise alone. */
-static void resume_leaves_unrecognised_signature_alone(void **state)
+/* Damage to the magic or to the signature alone: still our image, damaged. Resume
+ * refuses it and gives the swap area back (SWAPSPACE2), as for any other damage;
+ * left alone, it would stay an unusable swap area that `hibernate invalidate`
+ * does not touch either. */
+static void resume_discards_damaged_magic_or_signature(void **state)
 {
 	static const size_t offs[] = {0, 15, HIB_SIG_TAIL_SIZE - HIB_SIG_LEN,
 				      HIB_SIG_TAIL_SIZE - 1};
@@ -655,21 +657,41 @@ static void resume_leaves_unrecognised_signature_alone(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
-		uint64_t off = TEST_PAGE - HIB_SIG_TAIL_SIZE + offs[i], h;
+		uint64_t off = TEST_PAGE - HIB_SIG_TAIL_SIZE + offs[i];
+		uint8_t page0[TEST_PAGE];
 		struct resume_result res;
-		bool clean;
 
 		xor_byte_at(p->path, off, 0x01);
-		h = hash_file(p->path);
 		res = resume_image(p->path, &p->fp, 1);
-		clean = hash_file(p->path) == h;
+		read_page0(p->path, page0);
 		restore_pristine(p, 0);
-		assert_int_equal(res.r, HIB_RESUME_NO_IMAGE);
+		assert_int_equal(res.r, -EBADMSG);
 		assert_false(res.restored);
-		if (!clean)
-			fail_msg("tail byte %zu: resume wrote to a page 0 that is not ours",
-				 offs[i]);
+		if (memcmp(page0 + TEST_PAGE - HIB_SIG_LEN, HIB_SWAP_SIG, HIB_SIG_LEN) != 0)
+			fail_msg("tail byte %zu: the damaged image was not discarded", offs[i]);
 	}
+}
+
+/* Magic and signature both damaged: nothing says page 0 is ours, so resume
+ * leaves what it does not recognise alone. */
+static void resume_leaves_unrecognised_signature_alone(void **state)
+{
+	struct pristine *p = pristine_get(1);
+	struct resume_result res;
+	uint64_t h;
+	bool clean;
+
+	(void)state;
+	xor_byte_at(p->path, TEST_PAGE - HIB_SIG_TAIL_SIZE + 3, 0x01);
+	xor_byte_at(p->path, TEST_PAGE - 4, 0x01);
+	h = hash_file(p->path);
+	res = resume_image(p->path, &p->fp, 1);
+	clean = hash_file(p->path) == h;
+	restore_pristine(p, 0);
+	assert_int_equal(res.r, HIB_RESUME_NO_IMAGE);
+	assert_false(res.restored);
+	if (!clean)
+		fail_msg("resume wrote to a page 0 that is not ours");
 }
 
 /* Another format version: refused as such (-EPROTO), the swap area given back. */
@@ -1320,6 +1342,7 @@ int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
 	    NAMED(suspend_rejects_bad_block_size),
+	    NAMED(resume_discards_damaged_magic_or_signature),
 	    NAMED(resume_leaves_unrecognised_signature_alone),
 	    NAMED(resume_tail_of_other_version_is_eproto),
 	    NAMED(resume_header_of_other_version_is_eproto),

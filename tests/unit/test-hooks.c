@@ -256,6 +256,7 @@ static void compat_hooks_join_when_enabled(void **state)
 	logger(f, f->usr, "90-ours", 0);
 	logger(f, f->pm, "75pm", 0);
 	logger(f, f->sd, "sd-hook", 0);
+	logger(f, f->sd, "95-sd-numbered", 0); /* a number means nothing to systemd */
 	/* Disabled: only ours. */
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
 	assert_string_equal(slurp(f->log), "10-ours pre hibernate\n90-ours pre hibernate\n"
@@ -266,9 +267,9 @@ static void compat_hooks_join_when_enabled(void **state)
 	/* systemd-sleep hooks sit in the middle (50), pm-utils by their number; each
 	 * called the way its own framework calls it. */
 	assert_string_equal(slurp(f->log),
-			    "10-ours pre hibernate\nsd-hook pre hibernate\n75pm hibernate\n"
-			    "90-ours pre hibernate\n90-ours post hibernate\n75pm thaw\n"
-			    "sd-hook post hibernate\n10-ours post hibernate\n");
+			    "10-ours pre hibernate\n95-sd-numbered pre hibernate\nsd-hook pre hibernate\n"
+			    "75pm hibernate\n90-ours pre hibernate\n90-ours post hibernate\n75pm thaw\n"
+			    "sd-hook post hibernate\n95-sd-numbered post hibernate\n10-ours post hibernate\n");
 }
 
 static void compat_failure_is_plain_failure(void **state)

@@ -272,6 +272,19 @@ static void probe_our_image_and_broken_one(void **state)
 	page[TEST_PAGE - HIB_SIG_TAIL_SIZE + 40] ^= 1; /* inside the sealed fields */
 	set_page0(f->path, page);
 	assert_int_equal(probe(f->path, 0), HIB_SIG_BROKEN);
+	/* A flipped byte in the magic or in the signature is still our image, damaged. */
+	make_our_page(page);
+	page[TEST_PAGE - HIB_SIG_TAIL_SIZE + 3] ^= 0x20;
+	set_page0(f->path, page);
+	assert_int_equal(probe(f->path, 0), HIB_SIG_BROKEN);
+	make_our_page(page);
+	page[TEST_PAGE - 1] ^= 0x01; /* the signature's NUL */
+	set_page0(f->path, page);
+	assert_int_equal(probe(f->path, 0), HIB_SIG_BROKEN);
+	make_our_page(page);
+	page[TEST_PAGE - 10] ^= 0x01; /* its first letter */
+	set_page0(f->path, page);
+	assert_int_equal(probe(f->path, 0), HIB_SIG_BROKEN);
 }
 
 /* With resume_offset=, the header is read where the offset says, not at 0. */

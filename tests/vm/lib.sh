@@ -31,7 +31,7 @@ HIBVM_SMP=${HIBERNATE_VM_SMP:-2}
 HIBVM_MACHINE=pc
 
 # Bump when the layout of the cached base initramfs changes.
-HIBVM_BASE_FORMAT=3
+HIBVM_BASE_FORMAT=4
 
 # Module sets, by kernel module name.  Dependencies are resolved from each
 # .ko's modinfo `depends=` (Debian's kernel .deb ships no modules.dep: depmod
@@ -41,15 +41,30 @@ HIBVM_BASE_FORMAT=3
 #          does not depend on, so it is a root of its own and comes first.
 #   ext4:  loaded only when a scenario asks (SCENARIO_MODULES=ext4 ->
 #          hibtest.modules=ext4): crc16, mbcache, jbd2, ext4 and crc32c.
+#   xfs, btrfs: the same, for the swap file scenarios on those filesystems
+#          (libcrc32c, and for btrfs xor, raid6_pq, zstd_compress).
 declare -gA HIBVM_MODSETS=(
 	[block]="virtio_pci virtio_blk"
 	[ext4]="ext4"
+	[xfs]="xfs"
+	[btrfs]="btrfs"
+	[net]="dummy"
+	[spare]="crc_itu_t"
+	[zram]="zram"
 )
+# Sets a kernel may lack (then the set is left out of the initramfs: no
+# /etc/hibtest/modules.SET, and the scenario SKIPs that part):
+#   net:   the dummy network driver (hook scenarios: an interface to take down)
+#   spare: a module nothing uses, for unload-modules
+#   zram:  swap in memory (hibernate doctor's zram-only check)
+HIBVM_MODSETS_OPTIONAL="net spare zram"
 # softdep aliases -> module, for the few we follow.  ext4 and jbd2 have
 # `softdep=pre: crypto-crc32c` (metadata_csum needs it at mount time); the
 # generic implementation, because the TCG CPU has no SSE4.2 for crc32c-intel.
+# libcrc32c (xfs, btrfs) names the same thing `softdep=pre: crc32c`.
 declare -gA HIBVM_MODALIAS=(
 	[crypto-crc32c]=crc32c_generic
+	[crc32c]=crc32c_generic
 )
 
 # ---------------------------------------------------------------- messages
@@ -195,6 +210,15 @@ _modinfo() {
 	esac | tr '\0' '\n' | grep -a -E '^[a-z_]+='
 }
 
+# _modules_have NAME...: does the kernel have them (as modules or built in)?
+_modules_have() {
+	local m
+	for m in "$@"; do
+		m=${m//-/_}
+		[[ -n ${HIBVM_KO[$m]:-} || -n ${HIBVM_BUILTIN[$m]:-} ]] || return 1
+	done
+}
+
 # _modules_resolve NAME...: print the module names to load, dependencies
 # first, each once, built-ins left out.
 _modules_resolve() {
@@ -231,10 +255,16 @@ initramfs_base() {
 	[[ $(file -b "$bb" 2>/dev/null) == *dynamically* ]] &&
 		hibvm_die "$bb is not static: apt-get install busybox-static"
 	key=$( { echo "$HIBVM_BASE_FORMAT"; stat -c '%s %Y' "$bb"
-		declare -p HIBVM_MODSETS HIBVM_MODALIAS; } | sha256sum | cut -c1-12)
+		declare -p HIBVM_MODSETS HIBVM_MODALIAS HIBVM_MODSETS_OPTIONAL; } | sha256sum | cut -c1-12)
 	base=$HIBVM_CACHE/initramfs/$KERNEL_PKG-base-$key.cpio.gz
 	if [[ ! -s $base ]]; then
-		_initramfs_build_base "$base" || return 1
+		# One builder at a time, also across parallel runs: two would write
+		# the same $base.tmp.
+		mkdir -p "$HIBVM_CACHE/initramfs"
+		(
+			flock 9
+			[[ -s $base ]] || _initramfs_build_base "$base"
+		) 9>"$HIBVM_CACHE/initramfs/.lock" || return 1
 	fi
 	printf '%s\n' "$base"
 }
@@ -256,6 +286,11 @@ _initramfs_build_base() {
 	done
 	_modules_index
 	for set in "${!HIBVM_MODSETS[@]}"; do
+		# shellcheck disable=SC2086 # the set's module names, as words
+		if [[ " $HIBVM_MODSETS_OPTIONAL " == *" $set "* ]] && ! _modules_have ${HIBVM_MODSETS[$set]}; then
+			hibvm_info "tests/vm: $KERNEL_PKG has no ${HIBVM_MODSETS[$set]}: module set '$set' left out"
+			continue
+		fi
 		# shellcheck disable=SC2086
 		_modules_resolve ${HIBVM_MODSETS[$set]} >"$stage/etc/hibtest/modules.$set"
 		while read -r m; do
@@ -267,6 +302,7 @@ _initramfs_build_base() {
 		done <"$stage/etc/hibtest/modules.$set"
 	done
 	echo "$KERNEL_RELEASE" >"$stage/etc/hibtest/kernel"
+	_initramfs_moddep "$stage"
 	mkdir -p "$(dirname "$out")"
 	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
 		cpio -o -H newc --owner=0:0 --quiet | gzip -1) >"$out.tmp"
@@ -274,6 +310,26 @@ _initramfs_build_base() {
 	rm -f "$HIBVM_CACHE/initramfs/$KERNEL_PKG-base-"*.cpio.gz
 	mv "$out.tmp" "$out"
 	rm -rf "$stage"
+}
+
+# _initramfs_moddep STAGE: /lib/modules/<uname -r>/ as modprobe wants it
+# (busybox modprobe, as the shipped 50-modules hook calls it in the guest):
+# every module of the base (links to /lib/modules/NAME.ko, where /init's
+# insmod finds them), a modules.dep ("m.ko: deps", the one loaded first
+# last, as depmod writes it) and the kernel's modules.builtin.
+_initramfs_moddep() {
+	local stage=$1 dir m f deps
+	dir=$stage/lib/modules/$KERNEL_RELEASE
+	mkdir -p "$dir"
+	cp "$KERNEL_MODDIR/modules.builtin" "$dir/"
+	: >"$dir/modules.dep"
+	for f in "$stage"/lib/modules/*.ko; do
+		[[ -e $f ]] || continue
+		m=$(basename "$f" .ko)
+		ln -s "../$m.ko" "$dir/$m.ko"
+		deps=$(_modules_resolve "$m" | { grep -vx "$m" || true; } | tac | sed 's/$/.ko/' | paste -sd' ')
+		echo "$m.ko:${deps:+ $deps}" >>"$dir/modules.dep"
+	done
 }
 
 # initramfs_build OUT: the boot initramfs of the current kernel, as two
@@ -290,6 +346,10 @@ initramfs_build() {
 	install -m 755 "$HIBVM_DIR/scenarios/"*.sh "$stage/scenarios/"
 	if [[ -x $HIBVM_BINARY ]]; then
 		install -m 755 "$HIBVM_BINARY" "$stage/bin/hibernate"
+	fi
+	# A scenario may add files of its own (scenario_initramfs STAGE-DIR).
+	if declare -F scenario_initramfs >/dev/null; then
+		scenario_initramfs "$stage" || hibvm_die "scenario_initramfs failed"
 	fi
 	{
 		cat "$base"
@@ -344,6 +404,35 @@ disk_mkfs_ext4() {
 		hibvm_die "mkfs.ext4 on partition 2 of $img failed"
 }
 
+# disk_mkfs_p2 IMG TYPE [MKFS-OPTIONS...]: a TYPE (xfs, btrfs...) filesystem
+# on partition 2, for mkfs programs that cannot write at an offset: made in
+# a sparse file of the partition's size, then copied in (zeros skipped: the
+# image is sparse and zero there already).  Scenarios that need a larger
+# vda2 set HIBVM_P2_SIZE_MIB at the top of their .host file (mkfs.xfs wants
+# 300 MB at least).
+disk_mkfs_p2() {
+	local img=$1 type=$2 tmp
+	shift 2
+	tmp=$(mktemp "${TMPDIR:-/tmp}/hibvm-p2.XXXXXX")
+	truncate -s "${HIBVM_P2_SIZE_MIB}M" "$tmp"
+	if ! "mkfs.$type" "$@" "$tmp" >"$tmp.log" 2>&1; then
+		local why
+		why=$(tail -n 3 "$tmp.log" | paste -sd' ')
+		rm -f "$tmp" "$tmp.log"
+		hibvm_die "mkfs.$type on partition 2 of $img failed: $why"
+	fi
+	dd if="$tmp" of="$img" bs=1M seek="$HIBVM_P2_START_MIB" conv=notrunc,sparse status=none
+	rm -f "$tmp" "$tmp.log"
+}
+
+# disk_page_sig IMG BYTE-OFFSET: the signature (last 10 bytes, printable) of
+# the page at BYTE-OFFSET of the disk image, read on the host: what the disk
+# really holds, whatever a guest's page cache says.
+disk_page_sig() {
+	dd if="$1" bs=4096 count=1 skip="$2" iflag=skip_bytes status=none |
+		tail -c 10 | tr -c 'A-Za-z0-9_\n' '.'
+}
+
 # disk_hash IMG: a hash of the whole disk image, to see whether a boot wrote
 # to it.  BLAKE2 (b2sum): ~1 s for the sparse 1.3 GB image, sha256 ~5 s.
 disk_hash() {
@@ -355,7 +444,9 @@ disk_hash() {
 # vm_boot N [EXTRA-CMDLINE...]
 # Boots the VM once with hibtest.scenario=$SCENARIO hibtest.boot=N.
 # Needs VM_INITRD, VM_DISK, VM_LOGDIR, SCENARIO, KERNEL_VMLINUZ; optional
-# VM_APPEND (extra cmdline for every boot of the scenario).
+# VM_APPEND (extra cmdline for every boot of the scenario), VM_DRIVE_OPTS
+# (more -drive properties, e.g. "throttling.bps-write=20000000") and
+# VM_CONSOLE_IN (QEMU's stdin instead of /dev/null: see vm_console_open).
 # Writes $VM_LOGDIR/bootN.log (the console), bootN.marks ("<host time>
 # key=value" for each HIBTEST line as it arrived) and bootN.times (host
 # times QEMU started and ended; also in $VM_BOOT_START and $VM_BOOT_END).  Returns 0 when QEMU exited by itself, 1 on timeout (then
@@ -381,8 +472,8 @@ vm_boot() {
 			-accel tcg -machine "$HIBVM_MACHINE" -m "$HIBVM_MEM" -smp "$HIBVM_SMP" \
 			-nographic -no-reboot -nic none \
 			-kernel "$KERNEL_VMLINUZ" -initrd "$VM_INITRD" -append "$append" \
-			-drive "file=$VM_DISK,if=virtio,format=raw" \
-			${VM_QEMU_ARGS:-} </dev/null 2>&1 || rc=$?
+			-drive "file=$VM_DISK,if=virtio,format=raw${VM_DRIVE_OPTS:+,$VM_DRIVE_OPTS}" \
+			${VM_QEMU_ARGS:-} <"${VM_CONSOLE_IN:-/dev/null}" 2>&1 || rc=$?
 		echo "$rc" >"$rcfile"
 	} | tee -a "${tee_to[@]}" | _vm_stamp "$marks"
 	VM_BOOT_END=$EPOCHREALTIME
@@ -399,6 +490,28 @@ vm_boot() {
 		return 1
 	fi
 	return 0
+}
+
+# vm_console_open: from now on QEMU's stdin is a FIFO that this shell holds
+# open (so QEMU never sees EOF, and opening it never blocks); what
+# vm_console_send writes reaches the guest's serial console as typed input.
+# With -nographic the QEMU monitor is multiplexed on the same stream:
+# vm_monitor_cmd switches to it (Ctrl-A c), sends one command, switches back.
+vm_console_open() {
+	VM_CONSOLE_IN=$VM_LOGDIR/console.in
+	rm -f "$VM_CONSOLE_IN"
+	mkfifo "$VM_CONSOLE_IN"
+	exec {VM_CONSOLE_FD}<>"$VM_CONSOLE_IN"
+}
+
+# vm_console_send BYTES: type BYTES (printf %b escapes, e.g. '\033' for Esc).
+vm_console_send() {
+	printf '%b' "$1" >&"$VM_CONSOLE_FD"
+}
+
+# vm_monitor_cmd COMMAND: one QEMU monitor command (e.g. system_wakeup).
+vm_monitor_cmd() {
+	printf '\001c%s\r\001c' "$1" >&"$VM_CONSOLE_FD"
 }
 
 # Reads the console stream; for every HIBTEST line records the host time it
@@ -587,6 +700,13 @@ check_no_resume() {
 	((ms < max)) || fail "boot $n: resume with no image took $ms ms (limit $max ms) (log: $log)"
 }
 
+# skip_part PART REASON: a part of the scenario cannot run here (no such
+# tool or device in the guest...): the scenario goes on and may still PASS;
+# tests/vm/run reports the part as "SKIP <scenario>/<part>: REASON".
+skip_part() {
+	printf '%s %s\n' "$1" "$2" >>"$VM_LOGDIR/skipped"
+}
+
 # check_swap_usable N: boot N saw SWAPSPACE2 on vda1 and swapon worked.
 check_swap_usable() {
 	local n=$1 log sig
@@ -594,4 +714,41 @@ check_swap_usable() {
 	sig=$(need "$n" signature)
 	[[ $sig == SWAPSPACE2 ]] || fail "boot $n: swap signature is '$sig', not SWAPSPACE2 (log: $log)"
 	[[ $(need "$n" swapon) == ok ]] || fail "boot $n: swapon /dev/vda1: $(hib_get "$log" swapon) (log: $log)"
+}
+
+# check_workload_alive N: in boot N the workload was started, something was
+# tried that must not have stopped the system (a refused or cancelled
+# hibernate), and workload_after_resume then reported it: the same token,
+# data and counter process as first reported, still ticking.  (No resume is
+# involved: the first and the last values of boot N's log are compared.)
+check_workload_alive() {
+	local n=$1 log first last p c c2 k
+	log=$(boot_log "$n")
+	for k in token hash counter_pid; do
+		first=$(hib_get_all "$log" "$k" | head -n1)
+		last=$(hib_get_all "$log" "$k" | tail -n1)
+		[[ -n $first && $first == "$last" ]] ||
+			fail "boot $n: workload $k was '$first', later '$last' (log: $log)"
+		(($(hib_get_all "$log" "$k" | wc -l) >= 2)) ||
+			fail "boot $n: the workload was not reported again after the step (no second '$k'): $(boot_end_note "$log"); last lines: $(log_tail "$log" 4) (log: $log)"
+	done
+	p=$(need "$n" counter_pid)
+	c=$(need "$n" counter); c2=$(need "$n" counter_later)
+	[[ $c =~ ^[0-9]+$ && $c2 =~ ^[0-9]+$ ]] || fail "boot $n: counter values '$c' '$c2' (log: $log)"
+	((c2 > c)) || fail "boot $n: the workload's counter stopped at $c (log: $log)"
+	[[ $(need "$n" counter_later_pid) == "$p" && $(need "$n" counter_alive) == 1 ]] ||
+		fail "boot $n: the workload's counter process $p is gone (log: $log)"
+}
+
+# log_between LOG FROM [TO]: the console lines after the line that ends in
+# "HIBTEST FROM" (exactly, e.g. mark=cancel: not mark=cancel_checks) up to,
+# not including, the next line holding "HIBTEST TO" (a prefix, e.g.
+# "quiet_rc="), or to the end; '\r' dropped.  The console of one step.
+log_between() {
+	tr -d '\r' <"$1" | awk -v from="HIBTEST $2" -v to="${3:+HIBTEST $3}" '
+		!on { if (length($0) >= length(from) &&
+			  substr($0, length($0) - length(from) + 1) == from) on = 1
+		      next }
+		to != "" && index($0, to) > 0 { exit }
+		{ print }'
 }

@@ -68,3 +68,29 @@ dmesg_mark() {
 dump_kernel_log() {
 	dmesg | tail -n +$((${dmesg_lines:-0} + 1)) | tail -n 30 | sed 's/^/  dmesg: /'
 }
+
+# dev_head_sha DEV [MB]: sha256 of the first MB MiB (default 16) of DEV as
+# the disk holds them: the page cache is dropped first, so a write that went
+# around it (O_DIRECT) cannot hide behind pages read before it.
+dev_head_sha() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	dd if="$1" bs=1M count="${2:-16}" 2>/dev/null | sha256sum | cut -d' ' -f1
+}
+
+# froze_since_mark: 1 if the kernel froze processes since dmesg_mark (a
+# hibernate got as far as FREEZE), else 0.
+froze_since_mark() {
+	if dmesg | tail -n +$((${dmesg_lines:-0} + 1)) | grep -q 'Freezing user space'; then
+		echo 1
+	else
+		echo 0
+	fi
+}
+
+# disk_signature DEV: the signature of DEV's first page read with O_DIRECT by
+# `hibernate status` (what the disk holds, not a page cache from before a
+# resume), as status names it.
+disk_signature() {
+	hibernate status --device "$1" 2>/dev/null | sed -n 's/^signature: *//p'
+}

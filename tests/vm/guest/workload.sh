@@ -51,6 +51,12 @@ workload_report() {
 # In the resumed world: the first line says so at once (the demo times it).
 workload_after_resume() {
 	say resumed 1
+	workload_recheck
+}
+
+# The state again, without claiming a resume: after a step that must have
+# left the system running (a refused or cancelled hibernate).
+workload_recheck() {
 	say token "$token"
 	read -r pid n </run/counter
 	say counter "$n"

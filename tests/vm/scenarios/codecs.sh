@@ -1,0 +1,61 @@
+#!/bin/sh
+# Three cycles in a row, one per codec: -c none, -c lz4, -c zstd:3.  The
+# workload holds compressible text besides its random data.
+#   boot 1: swapon, workload, `hibernate -c none`
+#   boot N (2..4): `hibernate status` (codec, sizes of the image on disk),
+#           then resume; the resumed world goes on with the next codec
+#           (boots 2 and 3) or ends (boot 4)
+# shellcheck source=../guest/guest.sh
+. /lib/hibtest/guest.sh
+WORKLOAD_MB=${WORKLOAD_MB:-16}
+# shellcheck source=../guest/workload.sh
+. /lib/hibtest/workload.sh
+
+[ -x /bin/hibernate ] || fatal "/bin/hibernate missing from the initramfs"
+
+case $1 in
+1)
+	swapon /dev/vda1 || fatal "swapon /dev/vda1 failed"
+	workload_start
+	# ~13 MB of log-like text: compresses well, better with zstd than lz4
+	# (busybox awk under TCG writes about 2 MB a second).
+	awk 'BEGIN { for (i = 0; i < 200000; i++)
+		printf "%08d kernel: the quick brown fox jumps over the lazy dog, id %x\n", i, (i * 7919) % 65521 }' \
+		>/run/text || fatal "making the text data failed"
+	text_hash=$(sha256sum /run/text | cut -d' ' -f1)
+	workload_report
+	for codec in none lz4 zstd:3; do
+		dmesg_mark
+		say mark "hibernate-$codec"
+		hibernate -c "$codec"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			say hibernate_rc "$rc"
+			dump_kernel_log
+			exit 1
+		fi
+		workload_after_resume
+		if [ "$(sha256sum /run/text | cut -d' ' -f1)" = "$text_hash" ]; then
+			say text_ok 1
+		else
+			say text_ok 0
+		fi
+	done
+	;;
+2 | 3 | 4)
+	hibernate status --device /dev/vda1 >/run/status 2>&1
+	sed 's/^/  status: /' /run/status
+	for k in codec image-bytes stream-bytes; do
+		say "status_$k" "$(sed -n "s/^$k: *//p" /run/status)"
+	done
+	dmesg_mark
+	say mark resume
+	hibernate resume
+	say resumed 0
+	say resume_rc "$?"
+	dump_kernel_log
+	;;
+*)
+	fatal "codecs has no boot $1"
+	;;
+esac

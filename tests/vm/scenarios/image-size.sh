@@ -1,0 +1,69 @@
+#!/bin/sh
+# --image-size: the kernel must shrink the image (drop page cache) to meet a
+# limit, and a limit it cannot meet must fail cleanly.
+#   boot 1: swapon vda1; ~300 MB of files read from vda2 (page cache) plus the
+#           tmpfs workload; `hibernate --image-size $LIMIT`
+#   boot 2: `hibernate status` (stream-bytes of the image), resume; in the
+#           resumed world `hibernate --image-size 8` must fail, the system
+#           keeps running
+# shellcheck source=../guest/guest.sh
+. /lib/hibtest/guest.sh
+WORKLOAD_MB=${WORKLOAD_MB:-64}
+# shellcheck source=../guest/workload.sh
+. /lib/hibtest/workload.sh
+
+[ -x /bin/hibernate ] || fatal "/bin/hibernate missing from the initramfs"
+limit=180
+# shellcheck disable=SC2013 # words, not lines
+for word in $(cat /proc/cmdline); do
+	case $word in hibtest.limit=*) limit=${word#*=} ;; esac
+done
+
+cached_kb() {
+	awk '/^Cached:/ { print $2 }' /proc/meminfo
+}
+
+case $1 in
+1)
+	swapon /dev/vda1 || fatal "swapon /dev/vda1 failed"
+	mount -t ext4 -o ro /dev/vda2 /mnt || fatal "mount vda2 failed"
+	cat /mnt/data/* >/dev/null || fatal "reading /mnt/data failed"
+	workload_start
+	workload_report
+	say cached_before "$(cached_kb)"
+	say limit "$limit"
+	dmesg_mark
+	say mark hibernate
+	hibernate --image-size "$limit"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		say hibernate_rc "$rc"
+		dump_kernel_log
+		exit 1
+	fi
+	workload_after_resume
+	say cached_after "$(cached_kb)"
+
+	dmesg_mark
+	say mark impossible
+	hibernate --image-size 8
+	say impossible_rc "$?"
+	say mark impossible_checks
+	workload_recheck
+	say disk_signature "$(disk_signature /dev/vda1)"
+	;;
+2)
+	hibernate status --device /dev/vda1 >/run/status 2>&1
+	sed 's/^/  status: /' /run/status
+	say stream_bytes "$(sed -n 's/^stream-bytes: *//p' /run/status)"
+	dmesg_mark
+	say mark resume
+	hibernate resume
+	say resumed 0
+	say resume_rc "$?"
+	dump_kernel_log
+	;;
+*)
+	fatal "image-size has no boot $1"
+	;;
+esac

@@ -1,0 +1,38 @@
+#!/bin/sh
+# An image must only be restored by the kernel that wrote it.  The host
+# boots a different kernel per boot (kernel-mismatch.host):
+#   boot 1 (6.1):  workload, `hibernate`
+#   boot 2 (6.12): `hibernate resume` must refuse naming both kernels and
+#                  discard the image; then a new image, written by 6.12
+#   boot 3 (6.1):  the same refusal the other way round
+# shellcheck source=../guest/guest.sh
+. /lib/hibtest/guest.sh
+# shellcheck disable=SC2034 # read by workload.sh
+WORKLOAD_MB=8
+# shellcheck source=../guest/workload.sh
+. /lib/hibtest/workload.sh
+# shellcheck source=../guest/faults-guest.sh
+. /lib/hibtest/faults-guest.sh
+
+case $1 in
+1)
+	swapon /dev/vda1 || fatal "swapon /dev/vda1 failed"
+	workload_start
+	workload_report
+	fault_hibernate || exit 1
+	;;
+2)
+	fault_resume
+	fault_status
+	fault_swapon
+	workload_start
+	workload_report
+	fault_hibernate || exit 1
+	;;
+3)
+	fault_resume
+	fault_status
+	fault_swapon
+	;;
+*) fatal "kernel-mismatch has no boot $1" ;;
+esac
