@@ -636,7 +636,7 @@ powercut_run() {
 		hib-pause) label="power cut while hibernating, between phases (data, map, header, sync, signature)" ;;
 		res-timed) label="power cut while resuming, spread over loading, invalidation, restore" ;;
 		res-pause) label="power cut while resuming, after loading / after invalidating" ;;
-		control) label="no cut (the boots that made the images to cut)" ;;
+		control) label="no cut (the first, uncut cycle)" ;;
 		esac
 		[[ -n ${tried[$row]:-} ]] || continue
 		fault_count "$label" "${tried[$row]}" "${outcome[$row.resumed]:-0}" "${outcome[$row.fresh]:-0}" \
