@@ -216,7 +216,8 @@ int hib_hooks_collect(const struct hib_hook_config *c, struct hib_hooks **ret)
 		h->v[w++] = h->v[i];
 	}
 	h->n = w;
-	qsort(h->v, h->n, sizeof(*h->v), cmp_hook);
+	if (h->n > 1)
+		qsort(h->v, h->n, sizeof(*h->v), cmp_hook);
 	*ret = h;
 	return 0;
 }
