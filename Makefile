@@ -8,7 +8,7 @@ BUILD_SAN    ?= build-san
 SCENARIOS    ?=
 KERNELS      ?=
 
-.PHONY: all deps build static check check-long unit-check san-check vm-check demo clean bench-pipeline
+.PHONY: all deps build static check check-long unit-check san-check vm-check demo clean bench-pipeline deb
 
 all: build
 
@@ -62,8 +62,14 @@ BENCH_DIR    ?= /var/tmp
 bench-pipeline: deps build
 	$(BUILD)/bench-pipeline --dir $(BENCH_DIR) $(if $(BENCH_STREAM),--stream $(BENCH_STREAM))
 
+# The Debian package (debian/): built from a copy of the tree (tracked and
+# new files, as they are now) in $(BUILD_DEB), where the .deb lands too.
+BUILD_DEB    ?= build-deb
+deb: deps
+	scripts/make-deb $(BUILD_DEB)
+
 clean:
-	rm -rf $(BUILD) $(BUILD_STATIC) $(BUILD_SAN)
+	rm -rf $(BUILD) $(BUILD_STATIC) $(BUILD_SAN) $(BUILD_DEB)
 
 # Fuzzing (tests/fuzz/README.md): clang + libFuzzer + ASan/UBSan, its own build dir.
 #   make fuzz          every target FUZZ_SECONDS (60) each; new inputs in $(BUILD_FUZZ)/corpus
