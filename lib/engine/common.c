@@ -101,6 +101,35 @@ int engine_read_logical(struct hib_target *t, const struct hib_extmap *m, uint64
 	return 0;
 }
 
+int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t block_bytes,
+		      uint32_t i, uint64_t stream_off, uint64_t *lp, void *rec)
+{
+	struct hib_block_hdr *b = rec;
+	uint64_t pages;
+	int r;
+
+	if (*lp >= map_pages)
+		return -EBADMSG;
+	r = readahead_copy(ra, *lp, rec, 1);
+	if (r < 0)
+		return r;
+	r = hib_block_hdr_check(b, i, block_bytes);
+	if (r < 0)
+		return r;
+	if (b->stream_offset != stream_off)
+		return -EBADMSG;
+	pages = hib_block_pages(b->stored_bytes);
+	if (*lp + pages > map_pages)
+		return -EBADMSG;
+	if (pages > 1) {
+		r = readahead_copy(ra, *lp + 1, (uint8_t *)rec + HIB_PAGE_SIZE, pages - 1);
+		if (r < 0)
+			return r;
+	}
+	*lp += pages;
+	return 0;
+}
+
 int engine_image_load(struct hib_target *t, struct engine_image *ret)
 {
 	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);

@@ -7,6 +7,7 @@
 #include "extmap.h"
 #include "format.h"
 #include "pipeline.h"
+#include "readahead.h"
 #include "snapshot.h"
 #include "target.h"
 #include "util.h"
@@ -38,6 +39,14 @@ struct engine_image {
 	struct hib_header *hdr;      /* one page, hib_alloc_pages */
 	struct hib_extmap map;
 };
+/* Block @i of the image from @ra at logical page *@lp into @rec (a record of
+ * at most codec_record_bound(@block_bytes)): its header must be block @i,
+ * starting at stream byte @stream_off, and lie inside the @map_pages data
+ * pages.  *@lp moves past it.  -EBADMSG for a bad header, -errno when reading
+ * failed. */
+int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t block_bytes,
+		      uint32_t i, uint64_t stream_off, uint64_t *lp, void *rec);
+
 int engine_image_load(struct hib_target *t, struct engine_image *ret);
 void engine_image_free(struct engine_image *img);
 /* Overwrite the header page (wrapped key, map pointer) with zeros, and sync. */

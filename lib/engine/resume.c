@@ -14,12 +14,14 @@
  * filesystems the image remembers, so a kept image could only do harm later.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <xxhash.h>
 
 #include "crypt.h"
 #include "engine.h"
+#include "readahead.h"
 
 struct resume_ctx {
 	struct hib_target *t;
@@ -41,50 +43,59 @@ static int decode_work(struct hib_job *job, void *worker_ctx)
 	return 0;
 }
 
+/* Read-ahead in chunks of 1 MiB, 8 in flight: the device sees large
+ * sequential reads while the workers decode. */
+#define RESUME_RA_CHUNK_PAGES 256u
+#define RESUME_RA_DEPTH 8u
+
+/* Fail the block the reader is at: the feeder reports it, in order. */
+static void reader_fail(struct resume_ctx *rc, struct hib_job *job, int r)
+{
+	job->err = r;
+	pipeline_submit(rc->ep.pipe, job);
+}
+
 static void *reader_main(void *arg)
 {
 	struct resume_ctx *rc = arg;
 	const struct hib_header *hdr = rc->img.hdr;
 	struct hib_pipeline *p = rc->ep.pipe;
+	_cleanup_(readahead_freep) struct hib_readahead *ra = NULL;
 	uint64_t lp = 0, stream_off = 0;
+	int r;
 
+	r = readahead_new(rc->t, &rc->img.map, 0, rc->img.map.pages, RESUME_RA_CHUNK_PAGES,
+			  RESUME_RA_DEPTH, !getenv("HIBERNATE_NO_URING"), &ra);
+	if (r < 0) {
+		struct hib_job *job = pipeline_next_free(p);
+
+		log_err(r, "%s: setting up the reads failed: %m", rc->t->path);
+		if (job)
+			reader_fail(rc, job, r);
+		return NULL;
+	}
+	log_debug("reading with %s, %llu KiB ahead", readahead_is_uring(ra) ? "io_uring" : "pread",
+		  (unsigned long long)(readahead_buffer_bytes(ra) >> 10));
 	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
 		struct hib_job *job = pipeline_next_free(p);
-		struct hib_block_hdr *b;
-		uint64_t pages = 0;
-		int r;
+		uint64_t at = lp;
 
 		if (!job)
 			return NULL;
-		b = job->in;
-		r = engine_read_logical(rc->t, &rc->img.map, lp, job->in, 1);
-		if (r == 0)
-			r = hib_block_hdr_check(b, i, hdr->block_raw_bytes);
-		if (r == 0 && b->stream_offset != stream_off)
-			r = -EBADMSG;
-		if (r == 0) {
-			pages = hib_block_pages(b->stored_bytes);
-			if (lp + pages > rc->img.map.pages)
-				r = -EBADMSG;
-			else if (pages > 1)
-				r = engine_read_logical(rc->t, &rc->img.map, lp + 1,
-							(uint8_t *)job->in + HIB_PAGE_SIZE,
-							pages - 1);
-		}
+		r = engine_read_block(ra, rc->img.map.pages, hdr->block_raw_bytes, i, stream_off,
+				      &lp, job->in);
 		if (r < 0) {
 			if (r == -EBADMSG)
 				log_err(r, "%s: block %u: header corrupt (logical page %llu)",
-					rc->t->path, i, (unsigned long long)lp);
+					rc->t->path, i, (unsigned long long)at);
 			else
 				log_err(r, "%s: block %u: read failed: %m", rc->t->path, i);
-			job->err = r;
-			pipeline_submit(p, job);
+			reader_fail(rc, job, r);
 			return NULL;
 		}
-		job->in_len = pages * HIB_PAGE_SIZE;
+		job->in_len = (lp - at) * HIB_PAGE_SIZE;
 		job->user = stream_off;
-		lp += pages;
-		stream_off += b->raw_bytes;
+		stream_off += ((struct hib_block_hdr *)job->in)->raw_bytes;
 		pipeline_submit(p, job);
 	}
 	return NULL;
@@ -114,6 +125,10 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 			r = job->err;
 			if (r == -EBADMSG)
 				log_err(r, "%s: block %u (stream bytes %llu..) failed its checksum",
+					rc->t->path, i, (unsigned long long)job->user);
+			else if (r == HIB_ERR_AUTH)
+				log_err(r, "%s: block %u (stream bytes %llu..) failed authentication: "
+					"tampered with, or not sealed with this image's key",
 					rc->t->path, i, (unsigned long long)job->user);
 			return r;
 		}
@@ -152,11 +167,13 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 	return 0;
 }
 
-/* Ask for the secret until it opens the image's key, or the attempts run out. */
+/* Ask for the secret until it opens the image's key, or the attempts run out.
+ * A key file gets one attempt: it does not get better by asking again. */
 static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 {
-	int attempts = o->secret_attempts > 0 ? o->secret_attempts : 3;
-	const char *what = rc->img.hdr->crypt.kdf == HIB_KDF_KEYFILE ? "key file" : "passphrase";
+	bool keyfile = rc->img.hdr->crypt.kdf == HIB_KDF_KEYFILE;
+	const char *what = keyfile ? "key file" : "passphrase";
+	int attempts = keyfile ? 1 : o->secret_attempts > 0 ? o->secret_attempts : 3;
 	int r = -EACCES;
 
 	if (!o->ask_secret)
@@ -168,18 +185,32 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 		r = o->ask_secret(i, what, &s, o->ask_secret_userdata);
 		if (r < 0)
 			return log_err(r, "%s: no %s: %m", rc->t->path, what);
+		if ((s.kind == HIB_SECRET_KEYFILE) != keyfile)
+			return log_err(-EACCES,
+				       "%s: the image was sealed with a %s, and a %s was given; "
+				       "booting without the image",
+				       rc->t->path, what, keyfile ? "passphrase" : "key file");
 		r = crypt_open(&s, rc->img.hdr, &rc->key);
 		if (r == -EACCES) {
-			log_warn("wrong %s (attempt %d of %d)", what, i, attempts);
+			if (i < attempts)
+				log_warn("wrong %s (attempt %d of %d)", what, i, attempts);
 			continue;
 		}
+		if (r == -EBADMSG)
+			return log_err(r, "%s: the image's key parameters are out of bounds "
+				       "(tampered with, or written by a newer version)", rc->t->path);
 		if (r < 0)
 			return log_err(r, "%s: unlocking the image failed: %m", rc->t->path);
 		break;
 	}
-	if (r < 0)
-		return log_err(-EACCES, "%s: wrong %s %d times; booting without the image",
-			       rc->t->path, what, attempts);
+	if (r < 0) {
+		if (keyfile)
+			return log_err(-EACCES, "%s: the key file does not open this image (another "
+				       "key file, or the image's key was tampered with); booting "
+				       "without the image", rc->t->path);
+		return log_err(-EACCES, "%s: wrong passphrase %d times; booting without the image",
+			       rc->t->path, attempts);
+	}
 	/* The key opens, so any difference in the header now is tampering. */
 	r = crypt_header_mac_check(rc->key, rc->img.hdr);
 	if (r < 0)
@@ -198,7 +229,7 @@ static int check_kernel(const struct hib_target *t, const struct hib_header *h)
 	    strcmp(u.machine, h->machine))
 		return log_err(-EXDEV,
 			       "%s: the image was written by kernel %s (%s), this is %s (%s); "
-			       "boot the kernel that wrote it to resume",
+			       "only a boot of the kernel that wrote it can resume it",
 			       t->path, h->kernel_release, h->kernel_version, u.release, u.version);
 	return 0;
 }
@@ -243,6 +274,11 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 			  t->path);
 	if (!snap->is_fake) {
 		r = check_kernel(t, rc.img.hdr);
+		if (r == -EXDEV && o->keep_on_kernel_mismatch) {
+			log_warn("%s: image kept for a boot of kernel %s (kernel-mismatch = keep)",
+				 t->path, rc.img.hdr->kernel_release);
+			goto out;
+		}
 		if (r == 0)
 			r = engine_fs_check(t, rc.img.hdr);
 		if (r < 0)

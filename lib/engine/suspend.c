@@ -308,12 +308,17 @@ static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
  * before the signature makes the image count. Catches a disk or a mapping
  * that does not return what was written.
  */
+/* Read-ahead for --verify: after the snapshot, so kept small (4 MiB). */
+#define VERIFY_RA_CHUNK_PAGES 256u
+#define VERIFY_RA_DEPTH 4u
+
 static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 {
 	struct hib_codec_ctx *c = sc->ep.ctx[0]; /* the workers have stopped */
 	uint32_t block_bytes = sc->ep.block_bytes;
 	_cleanup_(freep) uint8_t *rec = hib_alloc_pages(codec_record_bound(block_bytes));
 	_cleanup_(freep) uint8_t *out = hib_alloc_pages(block_bytes);
+	_cleanup_(readahead_freep) struct hib_readahead *ra = NULL;
 	XXH3_state_t st;
 	uint64_t lp = 0, stream = 0, t0 = hib_now_ms();
 	int r;
@@ -325,27 +330,22 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 	 * secret: a stack state must be initialised or the hash is wrong at random. */
 	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, sc->image_id);
+	r = readahead_new(sc->t, &sc->map, 0, sc->map.pages, VERIFY_RA_CHUNK_PAGES,
+			  VERIFY_RA_DEPTH, !getenv("HIBERNATE_NO_URING"), &ra);
+	if (r < 0)
+		return log_err(r, "verify: setting up the reads failed: %m");
 	for (uint32_t i = 0; i < sc->nr_blocks; i++) {
 		struct hib_block_hdr *b = (struct hib_block_hdr *)rec;
-		uint64_t pages;
 
-		r = engine_read_logical(sc->t, &sc->map, lp, rec, 1);
-		if (r < 0)
+		r = engine_read_block(ra, sc->map.pages, block_bytes, i, stream, &lp, rec);
+		if (r < 0 && r != -EBADMSG)
 			return log_err(r, "verify: reading block %u failed: %m", i);
-		r = hib_block_hdr_check(b, i, block_bytes);
-		pages = r < 0 ? 0 : hib_block_pages(b->stored_bytes);
-		if (r == 0 && pages > 1)
-			r = engine_read_logical(sc->t, &sc->map, lp + 1, rec + HIB_PAGE_SIZE,
-						pages - 1);
-		if (r == 0 && b->stream_offset != stream)
-			r = -EBADMSG;
 		if (r == 0)
 			r = codec_decode(c, rec, out);
 		if (r < 0)
 			return log_err(r, "verify: block %u does not read back as written", i);
 		XXH3_64bits_update(&st, out, b->raw_bytes);
 		stream += b->raw_bytes;
-		lp += pages;
 	}
 	if (stream != sc->stream_bytes || XXH3_64bits_digest(&st) != stream_xxh3)
 		return log_err(-EBADMSG, "verify: the image read back differs from the snapshot");
@@ -582,7 +582,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 
 	if (!orig_page || !h)
 		return -ENOMEM;
-	if (block_bytes % HIB_PAGE_SIZE || block_bytes > (16u << 20))
+	if (block_bytes % HIB_PAGE_SIZE || block_bytes > HIB_BLOCK_MAX_BYTES)
 		return -EINVAL;
 	r = check_target(t, snap, orig_page, o->auto_swapon, &swapped_on);
 	if (r < 0)

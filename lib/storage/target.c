@@ -274,7 +274,7 @@ uint64_t hib_target_size(const struct hib_target *t)
 	return t->size;
 }
 
-static int check_range(const struct hib_target *t, uint64_t off, size_t len)
+int hib_target_check_range(const struct hib_target *t, uint64_t off, size_t len)
 {
 	if (off % HIB_PAGE_SIZE || len % HIB_PAGE_SIZE || off > t->size || len > t->size - off)
 		return -ERANGE;
@@ -283,14 +283,14 @@ static int check_range(const struct hib_target *t, uint64_t off, size_t len)
 
 int hib_target_read(struct hib_target *t, uint64_t off, void *buf, size_t len)
 {
-	int r = check_range(t, off, len);
+	int r = hib_target_check_range(t, off, len);
 
 	return r < 0 ? r : hib_pread_full(t->fd, buf, len, off);
 }
 
 int hib_target_write(struct hib_target *t, uint64_t off, const void *buf, size_t len)
 {
-	int r = check_range(t, off, len);
+	int r = hib_target_check_range(t, off, len);
 
 	if (r < 0)
 		return r;

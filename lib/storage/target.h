@@ -47,6 +47,8 @@ static inline bool hib_target_is_swap(const struct hib_target *t)
 int hib_target_read(struct hib_target *t, uint64_t off, void *buf, size_t len);
 int hib_target_write(struct hib_target *t, uint64_t off, const void *buf, size_t len);
 int hib_target_sync(struct hib_target *t);
+/* 0 when [@off, @off + @len) is page aligned and inside the target, else -ERANGE. */
+int hib_target_check_range(const struct hib_target *t, uint64_t off, size_t len);
 
 /* The signature page (swapsig.c). */
 int hib_sig_read(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE], enum hib_sig_state *ret);
