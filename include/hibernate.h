@@ -264,6 +264,10 @@ struct hib_options {
 	hib_secret_fn ask_secret;
 	void *ask_secret_userdata;
 	int secret_attempts;       /* 0 = 3 */
+	/* Resume: an image written by another kernel is kept (for a boot of that
+	 * kernel) instead of discarded.  Safe because a later resume still refuses
+	 * it when this boot changed the filesystems it remembers. */
+	bool keep_on_kernel_mismatch;
 };
 
 /* Defaults: lz4, one worker per CPU, kernel's image size, shutdown. */

@@ -121,6 +121,15 @@ enum hib_codec {
  */
 enum hib_kdf { HIB_KDF_ARGON2ID = 1, HIB_KDF_KEYFILE = 2 };
 
+/*
+ * The Argon2id parameters are read before the header's MAC can be checked
+ * (the MAC key is what they unlock), so a reader bounds them: a forged header
+ * must not make resume spin for hours or ask for more memory than an
+ * initramfs has.  Writers use libsodium's INTERACTIVE values (2, 64 MiB).
+ */
+#define HIB_ARGON_OPS_MAX 4ull                /* libsodium's SENSITIVE */
+#define HIB_ARGON_MEM_MAX (256ull << 20)      /* libsodium's MODERATE */
+
 struct hib_crypt {
 	uint32_t kdf;              /* enum hib_kdf */
 	uint32_t pad;
@@ -132,6 +141,10 @@ struct hib_crypt {
 	uint8_t  header_mac[32];   /* BLAKE2b-256 of the header page with this field zero */
 };
 _Static_assert(sizeof(struct hib_crypt) == 144, "crypt size");
+
+/* The largest block a writer makes and a reader accepts: both sides hold a
+ * few blocks per thread in memory. */
+#define HIB_BLOCK_MAX_BYTES (16u << 20)
 
 /* Block flags. */
 #define HIB_BFLAG_SEALED (1u << 0) /* payload encrypted; stored_bytes includes the tag */

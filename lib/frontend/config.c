@@ -96,6 +96,22 @@ BOOL_KEY(systemd_hooks, hooks_systemd)
 BOOL_KEY(pmutils_hooks, hooks_pmutils)
 BOOL_KEY(force, force)
 
+static int set_kernel_mismatch(struct hib_config *c, const char *v)
+{
+	if (strcmp(v, "discard") == 0)
+		c->opts.keep_on_kernel_mismatch = false;
+	else if (strcmp(v, "keep") == 0)
+		c->opts.keep_on_kernel_mismatch = true;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void get_kernel_mismatch(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->opts.keep_on_kernel_mismatch ? "keep" : "discard");
+}
+
 static int set_device(struct hib_config *c, const char *v)
 {
 	return *v ? set_string(&c->device, v) : -EINVAL;
@@ -251,6 +267,7 @@ static const struct key keys[] = {
 	{ "cancel", set_cancel, get_cancel, NULL },
 	{ "verify", set_verify, get_verify, NULL },
 	{ "auto-swapon", set_auto_swapon, get_auto_swapon, NULL },
+	{ "kernel-mismatch", set_kernel_mismatch, get_kernel_mismatch, NULL },
 	{ "encrypt", set_encrypt, get_encrypt, NULL },
 	{ "key-file", set_key_file, get_key_file, NULL },
 	{ "systemd-hooks", set_systemd_hooks, get_systemd_hooks, NULL },
@@ -351,19 +368,20 @@ void hib_config_free(struct hib_config *c)
 static int parse_inline(struct hib_config *c, const char *s, char *err, size_t errlen)
 {
 	bool pre = strncmp(s, "OnSuspend", 9) == 0;
-	const char *p = s + (pre ? 9 : 8);
+	const char *p = s + (pre ? 9 : 8), *digits;
 	char *cmd;
-	int nn;
+	int nn = 0;
 
-	if (!isspace((unsigned char)*p) || sscanf(p, "%d", &nn) != 1 || nn < 0 || nn > 99) {
+	/* Exactly: blanks, one or two digits, blanks, the command. */
+	digits = p + strspn(p, " \t");
+	for (p = digits; isdigit((unsigned char)*p) && p - digits < 3; p++)
+		nn = nn * 10 + (*p - '0');
+	if (digits == s + (pre ? 9 : 8) || p == digits || p - digits > 2 ||
+	    (*p && !isspace((unsigned char)*p))) {
 		snprintf(err, errlen, "%s: expected '%s NN command' with NN from 00 to 99",
 			 pre ? "OnSuspend" : "OnResume", pre ? "OnSuspend" : "OnResume");
 		return -EINVAL;
 	}
-	while (isspace((unsigned char)*p))
-		p++;
-	while (isdigit((unsigned char)*p))
-		p++;
 	while (isspace((unsigned char)*p))
 		p++;
 	if (!*p) {
@@ -467,6 +485,8 @@ size_t hib_config_hook_env(const struct hib_config *c, char **out, size_t max)
 {
 	size_t n = 0;
 
+	if (max == 0)
+		return 0;
 	for (size_t k = 0; k < HIB_CONFIG_MAX_KEYS && n + 1 < max; k++)
 		if (c->hook_env[k])
 			out[n++] = c->hook_env[k];

@@ -180,20 +180,20 @@ int codec_decode(struct hib_codec_ctx *c, void *rec, void *out)
 		return -EBADMSG;
 	/* Sealed if and only if the image is: a stripped seal is tampering too. */
 	if (!!(h->flags & HIB_BFLAG_SEALED) != !!c->key)
-		return -EBADMSG;
+		return HIB_ERR_AUTH;
 	if (c->key) {
 		uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
 		struct hib_block_hdr ad = *h;
 		unsigned long long mlen;
 
 		if (n < HIB_SEAL_TAG)
-			return -EBADMSG;
+			return HIB_ERR_AUTH;
 		ad.stored_xxh3 = 0;
 		block_nonce(c, h->index, nonce);
 		if (crypto_aead_xchacha20poly1305_ietf_decrypt(payload, &mlen, NULL, payload, n,
 							       (const uint8_t *)&ad, sizeof(ad),
 							       nonce, c->key) != 0)
-			return -EBADMSG;
+			return HIB_ERR_AUTH;
 		n = (uint32_t)mlen;
 	}
 	switch (h->codec) {

@@ -39,8 +39,12 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, u
 void codec_seal(struct hib_codec_ctx *c, void *rec);
 /*
  * Check the record's checksum, open its seal (in place), decode it into @out
- * (hdr->raw_bytes), check the decoded checksum. -EBADMSG on any mismatch.
+ * (hdr->raw_bytes), check the decoded checksum. -EBADMSG on any mismatch;
+ * HIB_ERR_AUTH when the checksum holds but the seal does not open (or is
+ * missing, or present in an unencrypted image): someone who could recompute
+ * the checksum changed the block, or it was sealed under another key.
  */
+#define HIB_ERR_AUTH (-EKEYREJECTED)
 int codec_decode(struct hib_codec_ctx *c, void *rec, void *out);
 
 #endif

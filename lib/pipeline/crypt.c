@@ -10,6 +10,8 @@
  * stored, so a later version can raise them without breaking old images. */
 #define HIB_ARGON_OPS crypto_pwhash_OPSLIMIT_INTERACTIVE
 #define HIB_ARGON_MEM crypto_pwhash_MEMLIMIT_INTERACTIVE
+_Static_assert(HIB_ARGON_OPS <= HIB_ARGON_OPS_MAX && HIB_ARGON_MEM <= HIB_ARGON_MEM_MAX,
+	       "readers must accept what writers write");
 
 static int init_sodium(void)
 {
@@ -34,8 +36,8 @@ static int derive_kek(const struct hib_secret *s, const struct hib_crypt *c, uin
 	case HIB_KDF_ARGON2ID:
 		if (s->kind != HIB_SECRET_PASSPHRASE)
 			return -EACCES;
-		if (c->opslimit < crypto_pwhash_OPSLIMIT_MIN || c->opslimit > (1u << 20) ||
-		    c->memlimit < crypto_pwhash_MEMLIMIT_MIN || c->memlimit > (4ull << 30))
+		if (c->opslimit < crypto_pwhash_OPSLIMIT_MIN || c->opslimit > HIB_ARGON_OPS_MAX ||
+		    c->memlimit < crypto_pwhash_MEMLIMIT_MIN || c->memlimit > HIB_ARGON_MEM_MAX)
 			return -EBADMSG;
 		if (crypto_pwhash(kek, HIB_KEY_BYTES, s->data, s->len, c->salt, c->opslimit,
 				  (size_t)c->memlimit, crypto_pwhash_ALG_ARGON2ID13) != 0)

@@ -375,6 +375,13 @@ static const struct bad_value_case bad_values[] = {
     {"config_bad_boolean_names_key", "verify = yes\nauto-swapon = maybe\n", 2, "auto-swapon"},
     {"config_loglevel_above_5_names_key", "loglevel = 6\n", 1, "loglevel"},
     {"config_empty_value_names_key", "threads =\n", 1, "threads"},
+    {"config_onsuspend_plus_sign", "OnSuspend +5 echo\n", 1, "OnSuspend"},
+    {"config_onsuspend_trailing_letters", "\nOnSuspend 5x echo\n", 2, "OnSuspend"},
+    {"config_onsuspend_three_digits", "OnSuspend 100 echo\n", 1, "OnSuspend"},
+    {"config_onresume_negative", "OnResume -1 echo\n", 1, "OnResume"},
+    {"config_onresume_no_blank_before_nn", "OnResume10 echo\n", 1, "OnResume"},
+    {"config_onresume_no_command", "OnResume 10  \n", 1, "OnResume"},
+    {"config_onsuspend_no_number", "OnSuspend echo\n", 1, "OnSuspend"},
 };
 
 static void config_bad_value(void **state)
@@ -387,6 +394,24 @@ static void config_bad_value(void **state)
 	assert_int_equal(res.line, c->line);
 	if (!strstr(res.err, c->key))
 		fail_msg("error '%s' does not name the key '%s'", res.err, c->key);
+	hib_config_free(&res.c);
+}
+
+static void config_inline_hooks_parsed(void **state)
+{
+	struct load_result res;
+
+	(void)state;
+	load("OnSuspend 05 echo a  b\nOnResume\t7\tlogger x\nOnSuspend 99 true\n", &res);
+	assert_int_equal(res.r, 0);
+	assert_int_equal(res.c.n_inline, 3);
+	assert_int_equal(res.c.inl[0].order, 5);
+	assert_string_equal(res.c.inl[0].pre_cmd, "echo a  b");
+	assert_null(res.c.inl[0].post_cmd);
+	assert_int_equal(res.c.inl[1].order, 7);
+	assert_string_equal(res.c.inl[1].post_cmd, "logger x");
+	assert_null(res.c.inl[1].pre_cmd);
+	assert_int_equal(res.c.inl[2].order, 99);
 	hib_config_free(&res.c);
 }
 
@@ -486,6 +511,7 @@ int main(void)
 	    CONF(config_good_file),
 	    CONF(config_defaults_untouched_by_empty_file),
 	    CONF(config_unknown_key_names_line),
+	    CONF(config_inline_hooks_parsed),
 	    CONF(config_line_without_equals),
 	    NAMED(config_missing_file),
 	    NAMED(codec_parse_good),

@@ -266,7 +266,7 @@ static void hm_block_not_page(struct hib_header *h)
 }
 static void hm_block_huge(struct hib_header *h)
 {
-	h->block_raw_bytes = 128u << 20;
+	h->block_raw_bytes = HIB_BLOCK_MAX_BYTES + HIB_PAGE_SIZE;
 	h->nr_blocks = 1;
 }
 static void hm_codec_unknown(struct hib_header *h)
@@ -325,7 +325,7 @@ static void hm_stream_one_partial_block(struct hib_header *h)
 }
 static void hm_block_max(struct hib_header *h)
 {
-	h->block_raw_bytes = 64u << 20;
+	h->block_raw_bytes = HIB_BLOCK_MAX_BYTES;
 	h->nr_blocks = 1;
 }
 
@@ -337,7 +337,7 @@ static const struct header_case header_cases[] = {
     {"header_rejects_stream_not_page_multiple", hm_stream_not_page, -EBADMSG},
     {"header_rejects_zero_block_size", hm_block_zero, -EBADMSG},
     {"header_rejects_block_size_not_page_multiple", hm_block_not_page, -EBADMSG},
-    {"header_rejects_block_size_above_64MiB", hm_block_huge, -EBADMSG},
+    {"header_rejects_block_size_above_the_maximum", hm_block_huge, -EBADMSG},
     {"header_rejects_unknown_codec", hm_codec_unknown, -EBADMSG},
     {"header_rejects_misaligned_map_offset", hm_map_offset_not_page, -EBADMSG},
     {"header_rejects_zero_map_pages", hm_map_pages_zero, -EBADMSG},
@@ -349,7 +349,7 @@ static const struct header_case header_cases[] = {
     {"header_rejects_stream_bytes_wrapping_block_count", hm_stream_wraps_block_count, -EBADMSG},
     {"header_accepts_full_map_pages", hm_map_extents_full, 0},
     {"header_accepts_partial_last_block", hm_stream_one_partial_block, 0},
-    {"header_accepts_64MiB_blocks", hm_block_max, 0},
+    {"header_accepts_the_largest_blocks", hm_block_max, 0},
 };
 
 static void header_bounds(void **state)

@@ -4,7 +4,10 @@
 #   boot 1 (6.1):  workload, `hibernate`
 #   boot 2 (6.12): `hibernate resume` must refuse naming both kernels and
 #                  discard the image; then a new image, written by 6.12
-#   boot 3 (6.1):  the same refusal the other way round
+#   boot 3 (6.1):  the same refusal the other way round, with
+#                  kernel-mismatch = keep in /etc/hibernate.conf: the image
+#                  stays (no swapon)
+#   boot 4 (6.12): resumes boot 2's image
 # shellcheck source=../guest/guest.sh
 . /lib/hibtest/guest.sh
 # shellcheck disable=SC2034 # read by workload.sh
@@ -30,9 +33,12 @@ case $1 in
 	fault_hibernate || exit 1
 	;;
 3)
+	echo 'kernel-mismatch = keep' >/etc/hibernate.conf
 	fault_resume
 	fault_status
-	fault_swapon
+	;;
+4)
+	fault_resume
 	;;
 *) fatal "kernel-mismatch has no boot $1" ;;
 esac
