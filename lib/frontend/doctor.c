@@ -120,9 +120,15 @@ static void check_cmdline(struct ctx *c)
 	report(c, HIB_DOCTOR_PASS, "kernel-cmdline", "no nohibernate, hibernate=no or noresume");
 }
 
+#define DOCTOR_MAX_SWAPS 32
+
 struct swaps_seen {
 	int total, zram;
-	uint64_t free_kib;
+	struct {
+		char path[512];
+		uint64_t free_kib;
+	} v[DOCTOR_MAX_SWAPS];
+	int n;
 };
 
 static void scan_swaps(struct ctx *c, struct swaps_seen *s)
@@ -134,17 +140,47 @@ static void scan_swaps(struct ctx *c, struct swaps_seen *s)
 		return;
 	line = strtok_r(buf, "\n", &save); /* titles */
 	while ((line = strtok_r(NULL, "\n", &save))) {
-		char path[PATH_MAX], type[32];
+		char path[512], type[32];
 		unsigned long long size, used;
 
-		if (sscanf(line, "%4095s %31s %llu %llu", path, type, &size, &used) != 4)
+		if (sscanf(line, "%511s %31s %llu %llu", path, type, &size, &used) != 4)
 			continue;
 		s->total++;
 		if (strncmp(path, "/dev/zram", 9) == 0)
 			s->zram++;
-		else
-			s->free_kib += size - MIN(used, size);
+		if (s->n < DOCTOR_MAX_SWAPS) {
+			memcpy(s->v[s->n].path, path, sizeof(path));
+			s->v[s->n].free_kib = size - MIN(used, size);
+			s->n++;
+		}
 	}
+}
+
+/* Is the swap area at @path (as /proc/swaps names it) the target @t? */
+static bool swap_is_target(const char *path, const struct hib_target *t)
+{
+	struct stat st;
+
+	if ((t->file && strcmp(path, t->file) == 0) || (!t->file && strcmp(path, t->path) == 0))
+		return true;
+	if (stat(path, &st) < 0)
+		return false;
+	if (t->file)
+		return !S_ISBLK(st.st_mode) && st.st_dev == t->file_dev && st.st_ino == t->file_ino;
+	return S_ISBLK(st.st_mode) && st.st_rdev == t->dev;
+}
+
+/* The room for an image on @t: what the kernel says is free in it when it is
+ * active swap (other swap areas do not count: the image goes to this one),
+ * else all of it. */
+static uint64_t target_room(const struct swaps_seen *sw, const struct hib_target *t)
+{
+	if (t->kind == HIB_TARGET_PLAINFILE)
+		return t->file_map.pages * HIB_PAGE_SIZE;
+	for (int i = 0; i < sw->n; i++)
+		if (swap_is_target(sw->v[i].path, t))
+			return sw->v[i].free_kib * 1024;
+	return t->size;
 }
 
 static void check_zram(struct ctx *c, const struct swaps_seen *s)
@@ -283,8 +319,7 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 	/* Room: the image is at most the kernel's image_size (2/5 of RAM by default). */
 	mem = mem_total_bytes(c);
 	need = in->image_size > 0 ? (uint64_t)in->image_size : mem / 5 * 2;
-	avail = t->kind == HIB_TARGET_PLAINFILE ? t->file_map.pages * HIB_PAGE_SIZE
-						 : (sw->free_kib ? sw->free_kib * 1024 : t->size);
+	avail = target_room(sw, t);
 	if (need == 0)
 		report(c, HIB_DOCTOR_WARN, "space", "cannot tell the memory size");
 	else if (avail >= need)

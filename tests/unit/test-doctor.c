@@ -71,7 +71,7 @@ static int verdict_of(struct fx *f, const char *check, const char **msg)
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	char p[256], swaps[512];
+	char p[256], swaps[1024];
 	int fd;
 
 	snprintf(f->root, sizeof(f->root), "/tmp/hib-doctor-XXXXXX");
@@ -89,7 +89,7 @@ static int setup(void **state)
 		return -1;
 	put(f, "/proc/meminfo", "MemTotal:        1048576 kB\nMemFree:  1000 kB\n");
 	snprintf(swaps, sizeof(swaps),
-		 "Filename\tType\tSize\tUsed\tPriority\n/dev/vda1 partition 1048572 0 -2\n");
+		 "Filename\tType\tSize\tUsed\tPriority\n%s file 1048572 0 -2\n", f->swapfile);
 	put(f, "/proc/swaps", swaps);
 	put(f, "/sys/kernel/security/lockdown", "[none] integrity confidentiality\n");
 	*state = f;
@@ -210,21 +210,48 @@ static void missing_target_fails(void **state)
 	assert_non_null(strstr(msg, "/nonexistent/x"));
 }
 
+/* /proc/swaps with the target at @used KiB of 1 GiB, and @other another area. */
+static void swaps_with(struct fx *f, unsigned long used, const char *other)
+{
+	char swaps[1024];
+
+	snprintf(swaps, sizeof(swaps), "Filename\tType\tSize\tUsed\tPriority\n%s%s file 1048572 %lu -2\n",
+		 other, f->swapfile, used);
+	put(f, "/proc/swaps", swaps);
+}
+
 static void small_swap_fails_with_numbers(void **state)
 {
 	struct fx *f = *state;
 	const char *msg = "";
 
 	/* 1 GiB of RAM wants up to 409 MiB of image; 100 MiB free is not enough. */
-	put(f, "/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/vda1 partition 1048572 946172 -2\n");
+	swaps_with(f, 946172, "");
 	run(f, "resume=/dev/vda1");
 	assert_int_equal(verdict_of(f, "space", &msg), HIB_DOCTOR_FAIL);
 	assert_non_null(strstr(msg, "100 MiB free"));
 	assert_non_null(strstr(msg, "409 MiB"));
 	/* Half: enough only if it compresses: a warning. */
-	put(f, "/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/vda1 partition 1048572 800000 -2\n");
+	swaps_with(f, 800000, "");
 	run(f, "resume=/dev/vda1");
 	assert_int_equal(verdict_of(f, "space", NULL), HIB_DOCTOR_WARN);
+}
+
+/* The image goes to the target only: free room in other swap areas does not
+ * help, and a target that is not active counts whole. */
+static void only_the_targets_room_counts(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+
+	swaps_with(f, 946172, "/dev/vdb1 partition 8388604 0 -3\n");
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "space", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "100 MiB free"));
+	put(f, "/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/vdb1 partition 1048572 1048572 -3\n");
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "space", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "1024 MiB free"));
 }
 
 static void no_resume_param_warns(void **state)
@@ -279,6 +306,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(not_swap_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_target_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_swap_fails_with_numbers, setup, teardown),
+		cmocka_unit_test_setup_teardown(only_the_targets_room_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_resume_param_warns, setup, teardown),
 		cmocka_unit_test_setup_teardown(random_key_crypt_swap_is_not_checked_on_files, setup,
 						teardown),
