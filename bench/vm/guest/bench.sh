@@ -1,0 +1,137 @@
+#!/bin/sh
+# Guest part of make bench (bench/vm/run): the same workload for the kernel's
+# own hibernation and for `hibernate`; only the hibernate and resume commands
+# differ.  Installed as /scenarios/bench.sh; the kernel cmdline says
+#   bench.side=kernel|ours  bench.codec=default|none|lz4|zstd  bench.workload=fits|over
+#   boot 1: swapon vda1, the workload, then the hibernate command
+#   boot 2: the resume step; in the resumed world boot 1's script goes on and
+#           prints resumed=1 (the host's end mark for the resume time)
+# Marks (the host takes their arrival times): mark=hibernate right before the
+# hibernate command, mark=resume right before the resume step.
+# shellcheck source=../../../tests/vm/guest/guest.sh
+. /lib/hibtest/guest.sh
+
+side=ours codec=default wl=fits
+# shellcheck disable=SC2013 # words, not lines
+for word in $(cat /proc/cmdline); do
+	case $word in
+	bench.side=*) side=${word#*=} ;;
+	bench.codec=*) codec=${word#*=} ;;
+	bench.workload=*) wl=${word#*=} ;;
+	esac
+done
+
+# Sizes in MiB.  fits: ~650 MiB the image must carry (+ the kernel's own
+# memory), under the default image size of 2/5 of RAM; over: ~1150 MiB, above
+# it: the kernel must swap some out before the snapshot.  Both then read
+# 600 MiB of files (page cache the snapshot may drop).
+case $wl in
+fits) t_random=150 t_text=150 t_bins="bin1" h_zero=100 h_struct=50 h_text=50 h_random=50 ;;
+over) t_random=250 t_text=250 t_bins="bin1 bin2" h_zero=150 h_struct=100 h_text=100 h_random=100 ;;
+*) fatal "unknown bench.workload=$wl" ;;
+esac
+
+meminfo() {
+	awk '/^(MemTotal|MemFree|Cached|Shmem|AnonPages|SwapTotal|SwapFree):/ { printf "%s%s=%d", sep, $1, $2 / 1024; sep = " " }
+		END { print "" }' /proc/meminfo | tr -d ':'
+}
+
+workload() {
+	mkdir -p /mnt/data /bench
+	mount -t ext4 -o ro,noload /dev/vdb /mnt/data || fatal "mount /dev/vdb (bench data) failed"
+	mount -t tmpfs -o size=90% tmpfs /bench || fatal "mount tmpfs on /bench failed"
+	d=/mnt/data/load
+	# tmpfs: random bytes, text, binaries.
+	head -c $((t_random * 1048576)) $d/random.bin >/bench/random.bin || fatal "copy random"
+	head -c $((t_text * 1048576)) $d/text.txt >/bench/text.txt || fatal "copy text"
+	for b in $t_bins; do
+		cp -r $d/$b /bench/ || fatal "copy $b"
+	done
+	# The process heap: zero pages, records, text, random bytes.
+	/bin/memhog $h_zero $h_struct $d/text.txt:$h_text $d/random.bin:$h_random >/run/memhog.out 2>&1 &
+	memhog_pid=$!
+	i=0
+	until grep -q ready /run/memhog.out 2>/dev/null; do
+		kill -0 $memhog_pid 2>/dev/null || fatal "memhog died: $(cat /run/memhog.out)"
+		i=$((i + 1))
+		[ $i -gt 3000 ] && fatal "memhog not ready after 300 s"
+		usleep 100000
+	done
+	# Only what the workload holds stays; then 600 MiB of page cache from
+	# files read off the disk.
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	cat /mnt/data/cache/* >/dev/null || fatal "reading the page-cache files failed"
+	bins_mb=$(du -sm /bench/bin* | awk '{ s += $1 } END { print s }')
+	say workload_mb "$((t_random + t_text + bins_mb + h_zero + h_struct + h_text + h_random))"
+	say meminfo "$(meminfo)"
+	tmpfs_sum=$(cat /bench/random.bin | md5sum | cut -d' ' -f1)
+}
+
+hib_opts() {
+	case $codec in
+	default) echo "-v" ;;
+	*) echo "-v -c $codec" ;;
+	esac
+}
+
+case $1 in
+1)
+	swapon /dev/vda1 || fatal "swapon /dev/vda1 failed"
+	workload
+	[ "$side" = kernel ] && echo shutdown >/sys/power/disk
+	[ -f /sys/module/hibernate/parameters/compressor ] &&
+		say kernel_compressor_param "$(cat /sys/module/hibernate/parameters/compressor)"
+	sync
+	# Kernel messages to the console, on both sides: the kernel's timings
+	# (and which compressor it used) are in the log.
+	echo 7 >/proc/sys/kernel/printk
+	say mark hibernate
+	if [ "$side" = kernel ]; then
+		echo disk >/sys/power/state
+		# shellcheck disable=SC2320 # the write's status is the point
+		rc=$?
+	else
+		# shellcheck disable=SC2046 # options, as words
+		hibernate $(hib_opts)
+		rc=$?
+	fi
+	if [ $rc -ne 0 ]; then
+		say hibernate_rc "$rc"
+		dmesg | tail -n 30 | sed 's/^/  dmesg: /'
+		exit 1
+	fi
+	say resumed 1
+	echo 4 >/proc/sys/kernel/printk
+	say meminfo_after "$(meminfo)"
+	if kill -0 "$memhog_pid" 2>/dev/null; then say memhog_alive 1; else say memhog_alive 0; fi
+	if [ "$(cat /bench/random.bin | md5sum | cut -d' ' -f1)" = "$tmpfs_sum" ]; then
+		say tmpfs_ok 1
+	else
+		say tmpfs_ok 0
+	fi
+	;;
+2)
+	if [ "$side" = ours ]; then
+		# Reads only (before the mark): the image's size on disk.
+		hibernate status --device /dev/vda1 >/run/status 2>&1
+		say image_bytes "$(sed -n 's/^image-bytes: *//p' /run/status)"
+		say stream_bytes "$(sed -n 's/^stream-bytes: *//p' /run/status)"
+	fi
+	devno=$(cat /sys/class/block/vda1/dev)
+	echo 7 >/proc/sys/kernel/printk
+	say mark resume
+	if [ "$side" = kernel ]; then
+		echo "$devno" >/sys/power/resume
+	else
+		hibernate resume -v --device /dev/vda1
+	fi
+	rc=$?
+	say resumed 0
+	say resume_rc "$rc"
+	dmesg | tail -n 30 | sed 's/^/  dmesg: /'
+	;;
+*)
+	fatal "bench has no boot $1"
+	;;
+esac
