@@ -8,7 +8,7 @@ BUILD_SAN    ?= build-san
 SCENARIOS    ?=
 KERNELS      ?=
 
-.PHONY: all deps build static check check-long unit-check san-check vm-check demo clean bench-pipeline deb
+.PHONY: all deps build static check check-long unit-check san-check vm-check demo clean bench-pipeline deb bench bench-quick
 
 all: build
 
@@ -67,6 +67,19 @@ bench-pipeline: deps build
 BUILD_DEB    ?= build-deb
 deb: deps
 	scripts/make-deb $(BUILD_DEB)
+
+# The kernel's own hibernation and hibernate side by side in the VM
+# (bench/README.md): the full matrix writes docs/benchmarks.md; bench-quick
+# is one run each of kernel 6.12 LZO, lz4 and hibernate at 150 MB/s (<10 min).
+# Knobs: BENCH_RUNS BENCH_KERNELS BENCH_SPEEDS BENCH_CONFIGS BENCH_WORKLOADS.
+# Both end with the line "BENCH hibernate_ratio=... resume_ratio=... size_ratio=...".
+bench: deps
+	$(MAKE) static
+	bench/vm/run
+
+bench-quick: deps
+	$(MAKE) static
+	bench/vm/run --quick
 
 clean:
 	rm -rf $(BUILD) $(BUILD_STATIC) $(BUILD_SAN) $(BUILD_DEB)
