@@ -8,7 +8,7 @@
 #           prints resumed=1 (the host's end mark for the resume time)
 # Marks (the host takes their arrival times): mark=hibernate right before the
 # hibernate command, mark=resume right before the resume step.
-# shellcheck source=../../../tests/vm/guest/guest.sh
+# shellcheck source=tests/vm/guest/guest.sh
 . /lib/hibtest/guest.sh
 
 side=ours codec=default wl=fits
@@ -45,10 +45,10 @@ workload() {
 	head -c $((t_random * 1048576)) $d/random.bin >/bench/random.bin || fatal "copy random"
 	head -c $((t_text * 1048576)) $d/text.txt >/bench/text.txt || fatal "copy text"
 	for b in $t_bins; do
-		cp -r $d/$b /bench/ || fatal "copy $b"
+		cp -r "$d/$b" /bench/ || fatal "copy $b"
 	done
 	# The process heap: zero pages, records, text, random bytes.
-	/bin/memhog $h_zero $h_struct $d/text.txt:$h_text $d/random.bin:$h_random >/run/memhog.out 2>&1 &
+	/bin/memhog "$h_zero" "$h_struct" "$d/text.txt:$h_text" "$d/random.bin:$h_random" >/run/memhog.out 2>&1 &
 	memhog_pid=$!
 	i=0
 	until grep -q ready /run/memhog.out 2>/dev/null; do
@@ -65,7 +65,7 @@ workload() {
 	bins_mb=$(du -sm /bench/bin* | awk '{ s += $1 } END { print s }')
 	say workload_mb "$((t_random + t_text + bins_mb + h_zero + h_struct + h_text + h_random))"
 	say meminfo "$(meminfo)"
-	tmpfs_sum=$(cat /bench/random.bin | md5sum | cut -d' ' -f1)
+	tmpfs_sum=$(md5sum </bench/random.bin | cut -d' ' -f1)
 }
 
 hib_opts() {
@@ -105,7 +105,7 @@ case $1 in
 	echo 4 >/proc/sys/kernel/printk
 	say meminfo_after "$(meminfo)"
 	if kill -0 "$memhog_pid" 2>/dev/null; then say memhog_alive 1; else say memhog_alive 0; fi
-	if [ "$(cat /bench/random.bin | md5sum | cut -d' ' -f1)" = "$tmpfs_sum" ]; then
+	if [ "$(md5sum </bench/random.bin | cut -d' ' -f1)" = "$tmpfs_sum" ]; then
 		say tmpfs_ok 1
 	else
 		say tmpfs_ok 0
