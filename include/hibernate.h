@@ -256,6 +256,9 @@ struct hib_options {
 	void *cancel_userdata;
 	/* Read the written image back and check every block before the signature. */
 	bool verify;
+	/* Compress every block; by default (false) blocks are stored raw while the
+	 * disk waits for the codec, so compression never makes hibernating slower. */
+	bool no_adaptive;
 	/* Turn on the swap area for the cycle if it is not active, off again after. */
 	bool auto_swapon;
 	/* Hibernate: encrypt the image with this secret (NULL: not encrypted). */

@@ -179,6 +179,7 @@ static void __attribute__((noreturn)) usage(void)
 	       "                        (suspend: sleep in RAM, resume from disk if power is lost)\n"
 	       "     --test             write the image, then restore it at once: no power-off\n"
 	       "     --verify           read the image back and check it before powering off\n"
+	       "     --no-adaptive      compress every block, even while the disk waits\n"
 	       "     --no-cancel        Esc does not cancel while the image is written\n"
 	       "     --encrypt          encrypt the image: asks for a passphrase (Argon2id),\n"
 	       "                        or uses --key-file; resume asks for it again\n"
@@ -238,6 +239,7 @@ static void parse_args(int argc, char **argv)
 		OPT_KEY_FILE,
 		OPT_FORCE,
 		OPT_NO_HOOKS,
+		OPT_NO_ADAPTIVE,
 	};
 	static const struct option longopts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -257,6 +259,7 @@ static void parse_args(int argc, char **argv)
 		{ "key-file", required_argument, NULL, OPT_KEY_FILE },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "no-hooks", no_argument, NULL, OPT_NO_HOOKS },
+		{ "no-adaptive", no_argument, NULL, OPT_NO_ADAPTIVE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -266,7 +269,7 @@ static void parse_args(int argc, char **argv)
 	/* Options are applied after the config file, so collect them first. */
 	const char *compress = NULL, *threads = NULL, *image_size = NULL, *powerdown = NULL;
 	const char *loglevel = NULL;
-	bool verify = false, auto_swapon = false, encrypt = false, force = false;
+	bool verify = false, auto_swapon = false, encrypt = false, force = false, no_adaptive = false;
 	const char *key_file = NULL;
 	char err[256];
 	unsigned line = 0;
@@ -316,6 +319,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case OPT_AUTO_SWAPON:
 			auto_swapon = true;
+			break;
+		case OPT_NO_ADAPTIVE:
+			no_adaptive = true;
 			break;
 		case OPT_LOGLEVEL:
 			loglevel = optarg;
@@ -406,6 +412,8 @@ static void parse_args(int argc, char **argv)
 		set_option("verify", "yes");
 	if (auto_swapon)
 		set_option("auto-swapon", "yes");
+	if (no_adaptive)
+		set_option("adaptive", "no");
 	if (ctl.no_cancel)
 		set_option("cancel", "no");
 	if (encrypt)

@@ -59,48 +59,6 @@ void engine_pipe_free(struct engine_pipe *ep)
 	memset(ep, 0, sizeof(*ep));
 }
 
-int engine_write_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
-			 const void *buf, uint64_t pages)
-{
-	const uint8_t *p = buf;
-
-	while (pages > 0) {
-		uint64_t off, run;
-		int r = extmap_lookup(m, lp, &off, &run);
-		if (r < 0)
-			return r;
-		run = MIN(run, pages);
-		r = hib_target_write(t, off, p, run * HIB_PAGE_SIZE);
-		if (r < 0)
-			return r;
-		p += run * HIB_PAGE_SIZE;
-		lp += run;
-		pages -= run;
-	}
-	return 0;
-}
-
-int engine_read_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
-			void *buf, uint64_t pages)
-{
-	uint8_t *p = buf;
-
-	while (pages > 0) {
-		uint64_t off, run;
-		int r = extmap_lookup(m, lp, &off, &run);
-		if (r < 0)
-			return r;
-		run = MIN(run, pages);
-		r = hib_target_read(t, off, p, run * HIB_PAGE_SIZE);
-		if (r < 0)
-			return r;
-		p += run * HIB_PAGE_SIZE;
-		lp += run;
-		pages -= run;
-	}
-	return 0;
-}
-
 int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t block_bytes,
 		      uint32_t i, uint64_t stream_off, uint64_t *lp, void *rec)
 {

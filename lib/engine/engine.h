@@ -27,18 +27,6 @@ int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t 
 		    size_t in_bytes, size_t out_bytes, struct engine_pipe *ret);
 void engine_pipe_free(struct engine_pipe *ep);
 
-/* Write @pages pages of @buf to logical pages [@lp, …) of @map. */
-int engine_write_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
-			 const void *buf, uint64_t pages);
-int engine_read_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
-			void *buf, uint64_t pages);
-
-/* Read the tail, header and map of an image. All checks done; -EBADMSG & co otherwise. */
-struct engine_image {
-	struct hib_sig_tail tail;
-	struct hib_header *hdr;      /* one page, hib_alloc_pages */
-	struct hib_extmap map;
-};
 /* Block @i of the image from @ra at logical page *@lp into @rec (a record of
  * at most codec_record_bound(@block_bytes)): its header must be block @i,
  * starting at stream byte @stream_off, and lie inside the @map_pages data
@@ -46,6 +34,13 @@ struct engine_image {
  * failed. */
 int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t block_bytes,
 		      uint32_t i, uint64_t stream_off, uint64_t *lp, void *rec);
+
+/* Read the tail, header and map of an image. All checks done; -EBADMSG & co otherwise. */
+struct engine_image {
+	struct hib_sig_tail tail;
+	struct hib_header *hdr;      /* one page, hib_alloc_pages */
+	struct hib_extmap map;
+};
 
 int engine_image_load(struct hib_target *t, struct engine_image *ret);
 void engine_image_free(struct engine_image *img);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <xxhash.h>
 
+#include "adapt.h"
 #include "aio.h"
 #include "crypt.h"
 #include "engine.h"
@@ -41,6 +42,10 @@ struct suspend_ctx {
 	struct hib_aio *aio;       /* the writer's queue to the target */
 	struct writer *writer;
 	uint64_t last_progress_ms;
+	/* Adaptive compression (adapt.h): workers ask it block by block; the
+	 * writer tells it how fast the disk goes. */
+	bool adaptive;
+	struct hib_adapt adapt;
 };
 
 static int alloc_page(struct suspend_ctx *sc, uint64_t *off)
@@ -59,12 +64,24 @@ static int encode_work(struct hib_job *job, void *worker_ctx)
 	struct hib_block_hdr *h = job->out;
 	int r;
 
+	struct suspend_ctx *sc = codec_ctx_userdata(worker_ctx);
+	bool measure = sc && sc->adaptive;
+	uint64_t t0 = 0;
+
 	if (job->in_len == 0) { /* end of stream */
 		job->out_len = 0;
 		return 0;
 	}
+	if (measure && !adapt_compress(&sc->adapt, job->seq))
+		measure = false; /* stored raw: the disk is faster than the codec */
+	codec_ctx_set_raw(worker_ctx, sc && sc->adaptive && !measure);
+	if (measure)
+		t0 = hib_now_ns();
 	r = codec_encode(worker_ctx, job->in, (uint32_t)job->in_len, (uint32_t)job->seq, job->user,
 			 job->out);
+	/* Zero blocks cost the codec nothing and would flatter its rate. */
+	if (r == 0 && measure && h->codec != HIB_BLOCK_ZERO)
+		adapt_codec_done(&sc->adapt, job->in_len, h->stored_bytes, hib_now_ns() - t0);
 	if (r < 0)
 		return r;
 	codec_seal(worker_ctx, job->out);
@@ -102,7 +119,26 @@ struct writer {
 	struct inflight q[HIB_WRITE_DEPTH * 4];
 	unsigned head, count;      /* FIFO of blocks in flight, oldest at head */
 	int err;
+	uint64_t busy_since_ns;    /* blocks in flight since then (0: none) */
+	uint64_t busy_bytes;       /* bytes completed since then */
 };
+
+/* The disk's rate for adaptive compression: bytes over the time blocks were
+ * in flight, told when the queue empties and every 32 MiB while it does not. */
+static void disk_rate(struct writer *w, uint64_t bytes)
+{
+	uint64_t now;
+
+	if (!w->sc->adaptive || !w->busy_since_ns)
+		return;
+	w->busy_bytes += bytes;
+	if (w->count > 0 && w->busy_bytes < (32u << 20))
+		return;
+	now = hib_now_ns();
+	adapt_disk_done(&w->sc->adapt, w->busy_bytes, now - w->busy_since_ns);
+	w->busy_bytes = 0;
+	w->busy_since_ns = w->count > 0 ? now : 0;
+}
 
 static void write_done(uint64_t tag, int res, void *ud)
 {
@@ -127,9 +163,10 @@ static void retire(struct writer *w, bool all)
 		if (f->pending && !all)
 			break;
 		sc->written_stream = f->job->user + f->job->in_len;
-		pipeline_release(sc->ep.pipe, f->job);
 		w->head = (w->head + 1) % ARRAY_SIZE(w->q);
 		w->count--;
+		disk_rate(w, f->job->out_len);
+		pipeline_release(sc->ep.pipe, f->job);
 	}
 	report(sc, false);
 }
@@ -163,7 +200,8 @@ static int queue_block(struct writer *w, struct hib_job *job)
 		return r;
 	f->job = job;
 	f->pending = 1; /* held until every run is queued */
-	w->count++;
+	if (w->count++ == 0 && sc->adaptive)
+		w->busy_since_ns = hib_now_ns();
 	/* Each write's tag is the block's FIFO slot. */
 	while (done < pages) {
 		uint64_t off, run;
@@ -208,6 +246,15 @@ static void *writer_main(void *arg)
 		if (w->err) {
 			r = w->err;
 			goto out;
+		}
+		/* Waiting for the codec with writes in flight: keep reaping, so
+		 * the disk's busy time ends when its writes do (adaptive only:
+		 * it is what measures the disk). */
+		while (sc->adaptive && w->count > 0 && !w->err && !pipeline_done_ready(p)) {
+			r = aio_reap_timeout(sc->aio, 200);
+			if (r < 0)
+				goto out;
+			retire(w, false);
 		}
 		job = pipeline_next_done(p);
 		if (!job)
@@ -496,6 +543,15 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 		 (unsigned long long)(sc->stream_bytes >> 20),
 		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
 		 (unsigned long long)h->stat_write_ms);
+	if (sc->adaptive) {
+		double codec, disk, saved;
+
+		adapt_rates(&sc->adapt, &codec, &disk, &saved);
+		log_info("adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
+			 "saving %.0f%%, disk %.0f MB/s: %.0f%% compressed at the end",
+			 (unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks, codec,
+			 100 * saved, disk, 100.0 * adapt_fraction(&sc->adapt));
+	}
 	return 0;
 }
 
@@ -619,9 +675,17 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		log_err(r, "setting up the writer failed: %m");
 		goto early_out;
 	}
-	log_debug("pipeline: %u worker threads, %zu KiB of buffers, writes through %s",
+	/* Adaptive needs worker threads (inline, the codec is the reader) and
+	 * asynchronous writes (a synchronous write hides the disk's rate). */
+	sc.adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc.ep.workers > 0 &&
+		      aio_is_uring(sc.aio);
+	adapt_init(&sc.adapt, sc.ep.workers);
+	for (unsigned i = 0; i < (sc.ep.workers ? sc.ep.workers : 1); i++)
+		codec_ctx_set_userdata(sc.ep.ctx[i], &sc);
+	log_debug("pipeline: %u worker threads, %zu KiB of buffers, writes through %s%s",
 		  sc.ep.workers, pipeline_memory(sc.ep.pipe) >> 10,
-		  aio_is_uring(sc.aio) ? "io_uring" : "pwrite");
+		  aio_is_uring(sc.aio) ? "io_uring" : "pwrite",
+		  sc.adaptive ? ", adaptive compression" : "");
 
 	memset(h, 0, HIB_PAGE_SIZE);
 	memcpy(h->magic, HIB_HEADER_MAGIC, 16);

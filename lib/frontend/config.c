@@ -96,6 +96,21 @@ BOOL_KEY(systemd_hooks, hooks_systemd)
 BOOL_KEY(pmutils_hooks, hooks_pmutils)
 BOOL_KEY(force, force)
 
+static int set_adaptive(struct hib_config *c, const char *v)
+{
+	bool b;
+	int r = parse_bool(v, &b);
+
+	if (r == 0)
+		c->opts.no_adaptive = !b;
+	return r;
+}
+
+static void get_adaptive(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->opts.no_adaptive ? "no" : "yes");
+}
+
 static int set_kernel_mismatch(struct hib_config *c, const char *v)
 {
 	if (strcmp(v, "discard") == 0)
@@ -261,6 +276,7 @@ static const struct key keys[] = {
 	{ "offset", set_offset, get_offset, NULL },
 	{ "compress", set_compress, get_compress, NULL },
 	{ "threads", set_threads, get_threads, NULL },
+	{ "adaptive", set_adaptive, get_adaptive, NULL },
 	{ "image-size", set_image_size, get_image_size, NULL },
 	{ "powerdown", set_powerdown, get_powerdown, NULL },
 	{ "loglevel", set_loglevel, get_loglevel, NULL },

@@ -15,7 +15,24 @@ struct hib_codec_ctx {
 	ZSTD_DCtx *zd;
 	uint64_t seed;
 	const uint8_t *key;    /* the image's data key, or NULL; owned by the engine */
+	bool raw;              /* store blocks raw for now (codec_ctx_set_raw) */
+	void *userdata;
 };
+
+void codec_ctx_set_raw(struct hib_codec_ctx *c, bool raw)
+{
+	c->raw = raw;
+}
+
+void codec_ctx_set_userdata(struct hib_codec_ctx *c, void *userdata)
+{
+	c->userdata = userdata;
+}
+
+void *codec_ctx_userdata(const struct hib_codec_ctx *c)
+{
+	return c->userdata;
+}
 
 void codec_ctx_set_key(struct hib_codec_ctx *c, const uint8_t *key)
 {
@@ -114,7 +131,7 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, u
 		h->stored_bytes = 0;
 		goto done;
 	}
-	switch (c->codec) {
+	switch (c->raw ? HIB_COMPRESS_NONE : c->codec) {
 	case HIB_COMPRESS_LZ4: {
 		int k = LZ4_compress_default(raw, (char *)payload, (int)raw_bytes, (int)cap);
 		if (k > 0) {

@@ -9,6 +9,7 @@
 #ifndef HIB_CODEC_H
 #define HIB_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,13 @@ void codec_ctx_free(struct hib_codec_ctx *c);
 void codec_ctx_set_seed(struct hib_codec_ctx *c, uint64_t seed);
 /* Seal (and open) every block with this 32-byte data key; NULL: plain image. */
 void codec_ctx_set_key(struct hib_codec_ctx *c, const uint8_t *key);
+
+/* Store the next blocks raw whatever the codec (adaptive compression: the
+ * disk is waiting for the codec). Zero blocks are still bare headers. */
+void codec_ctx_set_raw(struct hib_codec_ctx *c, bool raw);
+/* The engine's pointer, for its work function. */
+void codec_ctx_set_userdata(struct hib_codec_ctx *c, void *userdata);
+void *codec_ctx_userdata(const struct hib_codec_ctx *c);
 
 /* Bytes a record buffer needs for blocks of @block_bytes, header included, page-rounded. */
 size_t codec_record_bound(uint32_t block_bytes);

@@ -52,6 +52,18 @@ static int derive_kek(const struct hib_secret *s, const struct hib_crypt *c, uin
 	return -EBADMSG;
 }
 
+/* Locked memory for the key-encryption key (derived from @s and @c) and for
+ * the data key; on failure the caller still frees whatever is set. */
+static int keys_new(const struct hib_secret *s, const struct hib_crypt *c, uint8_t **ret_kek,
+		    uint8_t **ret_key)
+{
+	*ret_kek = key_alloc();
+	*ret_key = key_alloc();
+	if (!*ret_kek || !*ret_key)
+		return -ENOMEM;
+	return derive_kek(s, c, *ret_kek);
+}
+
 /* What the wrapped key is bound to: this image and how its key is derived. */
 static void wrap_ad(const struct hib_header *hdr, uint8_t ad[32])
 {
@@ -81,13 +93,7 @@ int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **re
 	c->memlimit = HIB_ARGON_MEM;
 	randombytes_buf(c->salt, sizeof(c->salt));
 	randombytes_buf(c->wrap_nonce, sizeof(c->wrap_nonce));
-	kek = key_alloc();
-	key = key_alloc();
-	if (!kek || !key) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = derive_kek(s, c, kek);
+	r = keys_new(s, c, &kek, &key);
 	if (r < 0)
 		goto out;
 	randombytes_buf(key, HIB_KEY_BYTES);
@@ -117,13 +123,7 @@ int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t
 		return r;
 	if (!(hdr->flags & HIB_HFLAG_ENCRYPTED))
 		return -EINVAL;
-	kek = key_alloc();
-	key = key_alloc();
-	if (!kek || !key) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = derive_kek(s, c, kek);
+	r = keys_new(s, c, &kek, &key);
 	if (r < 0)
 		goto out;
 	wrap_ad(hdr, ad);

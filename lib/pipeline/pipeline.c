@@ -193,6 +193,17 @@ struct hib_job *pipeline_next_done(struct hib_pipeline *p)
 	return job;
 }
 
+bool pipeline_done_ready(struct hib_pipeline *p)
+{
+	bool ready;
+
+	pthread_mutex_lock(&p->mu);
+	ready = p->aborted ||
+		(p->next_consume < p->next_free && slot(p, p->next_consume)->state == JOB_DONE);
+	pthread_mutex_unlock(&p->mu);
+	return ready;
+}
+
 void pipeline_release(struct hib_pipeline *p, struct hib_job *job)
 {
 	pthread_mutex_lock(&p->mu);

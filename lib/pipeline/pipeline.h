@@ -20,6 +20,7 @@
 #ifndef HIB_PIPELINE_H
 #define HIB_PIPELINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,8 @@ struct hib_job *pipeline_next_free(struct hib_pipeline *p);
 void pipeline_submit(struct hib_pipeline *p, struct hib_job *job);
 /* Consumer: the next finished job in order; NULL when aborted. */
 struct hib_job *pipeline_next_done(struct hib_pipeline *p);
+/* Consumer: would pipeline_next_done() return at once? */
+bool pipeline_done_ready(struct hib_pipeline *p);
 void pipeline_release(struct hib_pipeline *p, struct hib_job *job);
 void pipeline_abort(struct hib_pipeline *p);
 /* Join the workers; the pipeline can be freed after. */

@@ -135,6 +135,25 @@ int aio_reap(struct hib_aio *a, bool wait)
 	return 0;
 }
 
+int aio_reap_timeout(struct hib_aio *a, unsigned usec)
+{
+	struct __kernel_timespec ts = { .tv_sec = usec / 1000000, .tv_nsec = (usec % 1000000) * 1000 };
+	struct io_uring_cqe *cqe;
+	int r;
+
+	if (!a->uring || a->inflight == 0)
+		return 0;
+	r = io_uring_wait_cqe_timeout(&a->ring, &cqe, &ts);
+	if (r == -ETIME || r == -EINTR)
+		return 0;
+	if (r < 0)
+		return r;
+	r = handle(a, cqe);
+	if (r < 0)
+		return r;
+	return aio_reap(a, false);
+}
+
 int aio_write(struct hib_aio *a, const void *buf, size_t len, uint64_t off, uint64_t tag)
 {
 	struct req *q = NULL;

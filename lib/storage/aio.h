@@ -29,6 +29,8 @@ bool aio_is_uring(const struct hib_aio *a);
 int aio_write(struct hib_aio *a, const void *buf, size_t len, uint64_t off, uint64_t tag);
 /* Reap what has completed; with @wait, block until at least one has. */
 int aio_reap(struct hib_aio *a, bool wait);
+/* Reap what has completed, waiting at most @usec for a first completion. */
+int aio_reap_timeout(struct hib_aio *a, unsigned usec);
 /* Wait for everything in flight. */
 int aio_drain(struct hib_aio *a);
 unsigned aio_inflight(const struct hib_aio *a);

@@ -186,33 +186,13 @@ static int issue(struct hib_readahead *ra, uint64_t k)
 	return r < 0 ? r : 0;
 }
 
-/* Logical pages [@lp, @lp + @n) with plain reads, run by run. */
-static int read_pages(struct hib_readahead *ra, uint64_t lp, uint8_t *dst, uint64_t n)
-{
-	while (n > 0) {
-		uint64_t off, run;
-		int r = extmap_lookup(ra->m, lp, &off, &run);
-
-		if (r < 0)
-			return r;
-		run = MIN(run, n);
-		r = hib_target_read(ra->t, off, dst, run * HIB_PAGE_SIZE);
-		if (r < 0)
-			return r;
-		dst += run * HIB_PAGE_SIZE;
-		lp += run;
-		n -= run;
-	}
-	return 0;
-}
-
 /* Without io_uring: read chunk @k now. */
 static void read_now(struct hib_readahead *ra, uint64_t k)
 {
 	struct chunk *c = &ra->chunks[k % ra->depth];
 
 	c->index = k;
-	c->err = read_pages(ra, chunk_first(ra, k), c->buf, chunk_len(ra, k));
+	c->err = hib_target_read_logical(ra->t, ra->m, chunk_first(ra, k), c->buf, chunk_len(ra, k));
 }
 
 /* Keep @depth chunks in flight from the lowest still wanted. */
@@ -330,7 +310,7 @@ int readahead_copy(struct hib_readahead *ra, uint64_t lp, void *dst, uint64_t n)
 		if (c->err) {
 			/* Some read of the chunk failed, maybe outside what is asked
 			 * for: read exactly this part, for its own error or its data. */
-			r = read_pages(ra, lp, out, take);
+			r = hib_target_read_logical(ra->t, ra->m, lp, out, take);
 			if (r < 0)
 				return r;
 		} else {

@@ -453,3 +453,36 @@ int hib_target_guess(const char *cmdline, const char *proc_swaps, char **ret_spe
 	*ret_offset_pages = 0;
 	return 0;
 }
+
+static int logical_io(struct hib_target *t, const struct hib_extmap *m, uint64_t lp, uint8_t *buf,
+		      uint64_t pages, bool write)
+{
+	while (pages > 0) {
+		uint64_t off, run;
+		int r = extmap_lookup(m, lp, &off, &run);
+
+		if (r < 0)
+			return r;
+		run = MIN(run, pages);
+		r = write ? hib_target_write(t, off, buf, run * HIB_PAGE_SIZE)
+			  : hib_target_read(t, off, buf, run * HIB_PAGE_SIZE);
+		if (r < 0)
+			return r;
+		buf += run * HIB_PAGE_SIZE;
+		lp += run;
+		pages -= run;
+	}
+	return 0;
+}
+
+int hib_target_read_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
+			    void *buf, uint64_t pages)
+{
+	return logical_io(t, m, lp, buf, pages, false);
+}
+
+int hib_target_write_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
+			     const void *buf, uint64_t pages)
+{
+	return logical_io(t, m, lp, (uint8_t *)buf, pages, true);
+}

@@ -47,6 +47,12 @@ static inline bool hib_target_is_swap(const struct hib_target *t)
 int hib_target_read(struct hib_target *t, uint64_t off, void *buf, size_t len);
 int hib_target_write(struct hib_target *t, uint64_t off, const void *buf, size_t len);
 int hib_target_sync(struct hib_target *t);
+/* @pages pages at logical pages [@lp, …) of the image whose pages @m maps,
+ * run by run. */
+int hib_target_read_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
+			    void *buf, uint64_t pages);
+int hib_target_write_logical(struct hib_target *t, const struct hib_extmap *m, uint64_t lp,
+			     const void *buf, uint64_t pages);
 /* 0 when [@off, @off + @len) is page aligned and inside the target, else -ERANGE. */
 int hib_target_check_range(const struct hib_target *t, uint64_t off, size_t len);
 

@@ -51,6 +51,14 @@ int hib_log_errno(enum hib_loglevel level, int r, const char *fmt, ...)
 	return r < 0 ? r : -r;
 }
 
+uint64_t hib_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 uint64_t hib_now_ms(void)
 {
 	struct timespec ts;

@@ -57,6 +57,7 @@ int hib_log_errno(enum hib_loglevel level, int r, const char *fmt, ...) _printf_
 #define log_debug(...) hib_log(HIB_LOG_DEBUG, __VA_ARGS__)
 
 uint64_t hib_now_ms(void);
+uint64_t hib_now_ns(void);
 
 /* How long a phase of the cycle took: shown in debug builds, at loglevel 5 otherwise.
  * Updates *t0 to now, for the next phase. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <liburing.h>
 
 #include "hibernate.h"
 #include "helpers.h"
@@ -53,6 +54,7 @@ static void run_cycle(const struct cycle_case *cc)
 	o.codec = cc->codec;
 	o.threads = cc->threads;
 	o.powerdown = HIB_POWERDOWN_NONE;
+	o.no_adaptive = true; /* every block through the codec (adaptive: below) */
 
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
@@ -93,6 +95,90 @@ static void test_cycle(void **state)
 	run_cycle(*state);
 }
 
+/* The log's "adaptive compression: N of M blocks stored raw" line, if any. */
+static unsigned adaptive_raw_blocks;
+static void catch_adaptive(enum hib_loglevel level, const char *msg, void *ud)
+{
+	unsigned n, m;
+
+	(void)level;
+	(void)ud;
+	if (getenv("HIB_TEST_VERBOSE")) fprintf(stderr, "LOG %s\n", msg);
+	if (sscanf(msg, "adaptive compression: %u of %u", &n, &m) == 2)
+		adaptive_raw_blocks = n;
+}
+
+/* One cycle with zstd at its slowest into a file (fast next to it): returns
+ * the blocks stored raw by adaptive compression and the image's size. */
+static unsigned adaptive_cycle(bool no_adaptive, uint64_t *ret_stored)
+{
+	/* In memory: a "disk" far faster than zstd -19. */
+	char path[] = "/dev/shm/hib-test-XXXXXX";
+	const uint64_t stream_pages = 2048, swap_pages = 2 * stream_pages + 64;
+	struct hib_fake_params fp = {
+		.seed = 9, .stream_pages = stream_pages, .swap_pages = swap_pages,
+		.fail_read_at = -1, .fail_write_at = -1,
+	};
+	struct hib_target *t = NULL;
+	struct hib_snapshot *snap = NULL;
+	struct hib_options o;
+	struct hib_stats st;
+	uint64_t ok;
+	bool complete, restored;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	make_swap_file(fd, swap_pages);
+	close(fd);
+	hib_options_init(&o);
+	o.codec = HIB_COMPRESS_ZSTD;
+	o.codec_level = 19;
+	o.threads = 2;
+	o.block_bytes = 64 * 1024;
+	o.no_adaptive = no_adaptive;
+	o.powerdown = HIB_POWERDOWN_NONE;
+	adaptive_raw_blocks = 0;
+	hib_set_log(catch_adaptive, NULL);
+	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
+	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
+	assert_int_equal(hib_suspend(t, snap, &o, &st), HIB_SUSPEND_WRITTEN);
+	*ret_stored = st.stored_bytes;
+	/* Raw and compressed blocks mixed: it must resume byte for byte. */
+	hib_snapshot_fake_reset(snap, HIB_SNAP_RESUME);
+	assert_int_equal(hib_resume(t, snap, &o, NULL), HIB_RESUME_RESTORED);
+	hib_snapshot_fake_result(snap, &ok, &complete, &restored, NULL);
+	assert_true(restored && complete);
+	assert_int_equal(ok, stream_pages);
+	quiet_logs();
+	hib_snapshot_close(snap);
+	hib_target_close(t);
+	unlink(path);
+	return adaptive_raw_blocks;
+}
+
+static void adaptive_stores_raw_while_the_disk_waits(void **state)
+{
+	struct io_uring ring;
+	uint64_t adaptive_bytes, fixed_bytes;
+	unsigned raw;
+
+	(void)state;
+	/* Adaptive compression tells a waiting disk by its io_uring queue. */
+	if (getenv("HIBERNATE_NO_URING") || io_uring_queue_init(4, &ring, 0) < 0) {
+		print_message("io_uring unavailable here: adaptive compression is off\n");
+		skip();
+	}
+	io_uring_queue_exit(&ring);
+	raw = adaptive_cycle(false, &adaptive_bytes);
+	if (raw == 0)
+		fail_msg("zstd -19 into a file: no block was stored raw");
+	assert_int_equal(adaptive_cycle(true, &fixed_bytes), 0);
+	print_message("adaptive: %u of 128 blocks raw, %llu bytes; fixed: %llu bytes\n", raw,
+		      (unsigned long long)adaptive_bytes, (unsigned long long)fixed_bytes);
+	/* Raw blocks are larger: the image shows they were really stored raw. */
+	assert_true(adaptive_bytes > fixed_bytes);
+}
+
 int main(void)
 {
 	static const struct cycle_case cases[] = {
@@ -110,6 +196,7 @@ int main(void)
 		cmocka_unit_test_prestate(test_cycle, (void *)&cases[3]),
 		cmocka_unit_test_prestate(test_cycle, (void *)&cases[4]),
 		cmocka_unit_test_prestate(test_cycle, (void *)&cases[5]),
+		cmocka_unit_test(adaptive_stores_raw_while_the_disk_waits),
 	};
 	quiet_logs();
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -413,7 +413,7 @@ static struct pristine *pristine_get(size_t i)
 	assert_non_null(p->blocks);
 	assert_non_null(buf);
 	for (uint32_t b = 0; b < p->nr_blocks; b++) {
-		assert_int_equal(engine_read_logical(t, &p->img.map, lp, buf, 1), 0);
+		assert_int_equal(hib_target_read_logical(t, &p->img.map, lp, buf, 1), 0);
 		p->blocks[b].lp = lp;
 		memcpy(&p->blocks[b].h, buf, sizeof(p->blocks[b].h));
 		assert_int_equal(p->blocks[b].h.index, b);

@@ -258,10 +258,10 @@ static void logical_io_across_extents(void **state)
 	assert_int_equal(m.n, 5); /* {3,4,5} {9,10} {2} {30..33} {20} */
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	/* Spans that start and end inside extents. */
-	assert_int_equal(engine_write_logical(t, &m, 0, buf, 2), 0);
-	assert_int_equal(engine_write_logical(t, &m, 2, buf + 2 * P, n - 2), 0);
-	assert_int_equal(engine_read_logical(t, &m, 1, back + P, n - 1), 0);
-	assert_int_equal(engine_read_logical(t, &m, 0, back, 1), 0);
+	assert_int_equal(hib_target_write_logical(t, &m, 0, buf, 2), 0);
+	assert_int_equal(hib_target_write_logical(t, &m, 2, buf + 2 * P, n - 2), 0);
+	assert_int_equal(hib_target_read_logical(t, &m, 1, back + P, n - 1), 0);
+	assert_int_equal(hib_target_read_logical(t, &m, 0, back, 1), 0);
 	assert_memory_equal(back, buf, n * P);
 	for (uint64_t i = 0; i < n; i++) {
 		uint8_t pg[P];
@@ -271,7 +271,7 @@ static void logical_io_across_extents(void **state)
 				 (unsigned long long)devpages[i]);
 	}
 	/* Past the map: refused, nothing read. */
-	assert_int_equal(engine_read_logical(t, &m, n - 1, back, 2), -ERANGE);
+	assert_int_equal(hib_target_read_logical(t, &m, n - 1, back, 2), -ERANGE);
 	hib_target_close(t);
 	extmap_free(&m);
 	free(buf);

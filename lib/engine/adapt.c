@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "adapt.h"
+
+/* Codec runs to see before trusting its rate: a couple per worker. */
+#define ADAPT_MIN_RUNS(a) (2u * (a)->workers)
+#define ADAPT_MIN_FRACTION (1.0 / 32)
+
+void adapt_init(struct hib_adapt *a, unsigned workers)
+{
+	a->workers = workers ? workers : 1;
+	atomic_init(&a->codec_runs, 0);
+	atomic_init(&a->codec_ns, 0);
+	atomic_init(&a->codec_in, 0);
+	atomic_init(&a->codec_out, 0);
+	atomic_init(&a->disk_bytes, 0);
+	atomic_init(&a->disk_ns, 0);
+	atomic_init(&a->raw_blocks, 0);
+}
+
+double adapt_fraction(struct hib_adapt *a)
+{
+	uint64_t runs = atomic_load(&a->codec_runs), cns = atomic_load(&a->codec_ns);
+	uint64_t in = atomic_load(&a->codec_in), out = atomic_load(&a->codec_out);
+	uint64_t db = atomic_load(&a->disk_bytes), dns = atomic_load(&a->disk_ns);
+	double wc, d, k, f;
+
+	if (runs < ADAPT_MIN_RUNS(a) || !cns || !in || !db || !dns)
+		return 1.0;
+	wc = (double)a->workers * (double)in / (double)cns; /* bytes per ns, all workers */
+	d = (double)db / (double)dns;
+	k = out < in ? 1.0 - (double)out / (double)in : 0.0;
+	if (k < 0.01)
+		return ADAPT_MIN_FRACTION; /* compression saves nothing here */
+	if (d <= wc * k)
+		return 1.0;
+	f = wc / (d + wc * k);
+	return f < ADAPT_MIN_FRACTION ? ADAPT_MIN_FRACTION : f > 1.0 ? 1.0 : f;
+}
+
+bool adapt_compress(struct hib_adapt *a, uint64_t seq)
+{
+	double f = adapt_fraction(a);
+
+	/* Evenly: block seq is compressed when floor((seq + 1)·f) steps. */
+	if (f >= 1.0 || (uint64_t)((double)(seq + 1) * f) != (uint64_t)((double)seq * f))
+		return true;
+	atomic_fetch_add(&a->raw_blocks, 1);
+	return false;
+}
+
+void adapt_codec_done(struct hib_adapt *a, uint64_t in, uint64_t out, uint64_t ns)
+{
+	atomic_fetch_add(&a->codec_runs, 1);
+	atomic_fetch_add(&a->codec_ns, ns ? ns : 1);
+	atomic_fetch_add(&a->codec_in, in);
+	atomic_fetch_add(&a->codec_out, out);
+}
+
+void adapt_disk_done(struct hib_adapt *a, uint64_t bytes, uint64_t ns)
+{
+	atomic_fetch_add(&a->disk_bytes, bytes);
+	atomic_fetch_add(&a->disk_ns, ns ? ns : 1);
+}
+
+void adapt_rates(struct hib_adapt *a, double *ret_codec, double *ret_disk, double *ret_saved)
+{
+	uint64_t cns = atomic_load(&a->codec_ns), in = atomic_load(&a->codec_in);
+	uint64_t out = atomic_load(&a->codec_out);
+	uint64_t db = atomic_load(&a->disk_bytes), dns = atomic_load(&a->disk_ns);
+
+	*ret_codec = cns ? (double)a->workers * (double)in / (double)cns * 1e3 : 0;
+	*ret_disk = dns ? (double)db / (double)dns * 1e3 : 0;
+	*ret_saved = in && out < in ? 1.0 - (double)out / (double)in : 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Adaptive compression: which blocks go through the codec and which are
+ * stored raw, so that compression never makes a cycle slower than storing
+ * everything raw.
+ *
+ * The model, from rates measured while writing: W workers compress C bytes a
+ * second each, saving the fraction k of what they compress (k = 1 - 1/ratio);
+ * the disk writes D bytes a second.  Compressing a fraction f of the blocks,
+ * the stream moves at min(W·C / f, D / (1 - f·k)).  Below the f where the two
+ * meet, more compression is free: the disk is the limit and every compressed
+ * block saves disk time now and at resume.  Above it, each compressed block
+ * costs codec time that the disk would not have needed, and it pays back at
+ * resume (reading fewer bytes) only when W·C·k > D.  So:
+ *
+ *     f = 1                          when D <= W·C·k
+ *     f = W·C / (D + W·C·k)          otherwise (where the two rates meet)
+ *
+ * with a floor of 1/32, so C and k stay measured.  Blocks are picked evenly
+ * by their sequence number.  Until both rates are known, every block is
+ * compressed.
+ */
+#ifndef HIB_ADAPT_H
+#define HIB_ADAPT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct hib_adapt {
+	unsigned workers;
+	atomic_uint_least64_t codec_runs, codec_ns, codec_in, codec_out;
+	atomic_uint_least64_t disk_bytes, disk_ns;
+	atomic_uint_least64_t raw_blocks; /* blocks stored raw by choice */
+};
+
+void adapt_init(struct hib_adapt *a, unsigned workers);
+/* Should block @seq go through the codec? */
+bool adapt_compress(struct hib_adapt *a, uint64_t seq);
+/* A worker ran the codec on @in bytes for @ns, storing @out bytes. */
+void adapt_codec_done(struct hib_adapt *a, uint64_t in, uint64_t out, uint64_t ns);
+/* The disk was busy writing @bytes for @ns (the writer, between the first
+ * write queued and the last completed). */
+void adapt_disk_done(struct hib_adapt *a, uint64_t bytes, uint64_t ns);
+/* The fraction of blocks compressed now, 0..1. */
+double adapt_fraction(struct hib_adapt *a);
+/* What it measured, in MB/s (0: not yet): all workers' codec rate, the
+ * disk's; and the share k of its input the codec saves. */
+void adapt_rates(struct hib_adapt *a, double *ret_codec, double *ret_disk, double *ret_saved);
+
+#endif
