@@ -59,6 +59,7 @@ struct control {
 	bool loglevel_set;         /* -v, -q or --loglevel given */
 	bool test_cycle;           /* --test */
 	bool no_cancel;            /* --no-cancel */
+	bool cancel_armed;         /* Esc on the console cancels now */
 	bool no_hooks;             /* --no-hooks */
 	int kmsg_fd;               /* messages also go to the kernel log */
 	const char *args[2];       /* FILE [SIZE] of offset / prepare-file */
@@ -136,12 +137,21 @@ static void progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 	if (ctl.loglevel < HIB_LOG_PROGRESS)
 		return;
 	if (ctl.progress_tty) {
-		char bar[31];
-		int fill = pct * 30 / 100;
+		/* 76 columns at most: fits an 80-column VT and a serial console. */
+		char bar[21], left[48] = "";
+		int fill = pct * 20 / 100;
+		bool writing = strcmp(phase, "write") == 0;
+
 		memset(bar, '#', (size_t)fill);
-		memset(bar + fill, '.', (size_t)(30 - fill));
-		bar[30] = 0;
-		fprintf(stderr, "\r%s [%s] %3d%% %6.1f MiB/s", what, bar, pct, mbs);
+		memset(bar + fill, '.', (size_t)(20 - fill));
+		bar[20] = 0;
+		if (done > 0 && done < total && el >= 500) {
+			uint64_t t = (total - done) * el / done / 1000;
+			unsigned s = (unsigned)(t < 5999 ? t : 5999);
+			snprintf(left, sizeof(left), " %2u:%02u left", s / 60, s % 60);
+		}
+		fprintf(stderr, "\r%s [%s] %3d%% %6.1f MiB/s%-10s%s", what, bar, pct, mbs, left,
+			writing && ctl.cancel_armed && done < total ? "  Esc cancels" : "");
 		ctl.progress_last_pct = pct;
 		if (done >= total) {
 			fputc('\n', stderr);
@@ -620,14 +630,14 @@ static void cancel_arm(void)
 	/* An Esc typed before the cycle started is not a request to cancel it. */
 	tcflush(STDIN_FILENO, TCIFLUSH);
 	if (tcsetattr(STDIN_FILENO, TCSANOW, &tio) == 0)
-		tio_saved = true;
+		tio_saved = ctl.cancel_armed = true;
 }
 
 static void cancel_disarm(void)
 {
 	if (tio_saved)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
-	tio_saved = false;
+	tio_saved = ctl.cancel_armed = false;
 }
 
 static bool cancel_requested(void *ud)
