@@ -145,7 +145,7 @@ static void progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 		memset(bar, '#', (size_t)fill);
 		memset(bar + fill, '.', (size_t)(20 - fill));
 		bar[20] = 0;
-		if (done > 0 && done < total && el >= 500) {
+		if (done * 20 >= total && done < total && el >= 500) { /* settled: 5% in */
 			uint64_t t = (total - done) * el / done / 1000;
 			unsigned s = (unsigned)(t < 5999 ? t : 5999);
 			snprintf(left, sizeof(left), " %2u:%02u left", s / 60, s % 60);
