@@ -46,6 +46,11 @@ struct suspend_ctx {
 	 * writer tells it how fast the disk goes. */
 	bool adaptive;
 	struct hib_adapt adapt;
+	/* Taken by the reader around a block's reads and by the writer around a
+	 * block's page allocations: /dev/snapshot's ioctls only trylock the
+	 * mutex its read() holds, so with a busy reader they fail with EBUSY
+	 * again and again (seen under TCG: 100000 retries ran out). */
+	pthread_mutex_t snap_mu;
 };
 
 static int alloc_page(struct suspend_ctx *sc, uint64_t *off)
@@ -171,17 +176,13 @@ static void retire(struct writer *w, bool all)
 	report(sc, false);
 }
 
-static int queue_block(struct writer *w, struct hib_job *job)
+/* The next @pages pages of the target for a block, into the extent map. */
+static int alloc_block_pages(struct suspend_ctx *sc, uint64_t pages)
 {
-	struct suspend_ctx *sc = w->sc;
-	uint64_t pages = job->out_len / HIB_PAGE_SIZE, lp = sc->map.pages, done = 0;
-	unsigned slot = (w->head + w->count) % ARRAY_SIZE(w->q);
-	struct inflight *f = &w->q[slot];
-	int r;
-
 	for (uint64_t i = 0; i < pages; i++) {
 		uint64_t off;
-		r = alloc_page(sc, &off);
+		int r = alloc_page(sc, &off);
+
 		if (r == -ENOSPC)
 			return log_err(r, "%s: not enough space: %llu MiB written of a %llu MiB "
 					  "stream, the area is full (%llu MiB)",
@@ -195,6 +196,22 @@ static int queue_block(struct writer *w, struct hib_job *job)
 		if (r < 0)
 			return r;
 	}
+	return 0;
+}
+
+static int queue_block(struct writer *w, struct hib_job *job)
+{
+	struct suspend_ctx *sc = w->sc;
+	uint64_t pages = job->out_len / HIB_PAGE_SIZE, lp = sc->map.pages, done = 0;
+	unsigned slot = (w->head + w->count) % ARRAY_SIZE(w->q);
+	struct inflight *f = &w->q[slot];
+	int r;
+
+	pthread_mutex_lock(&sc->snap_mu);
+	r = alloc_block_pages(sc, pages);
+	pthread_mutex_unlock(&sc->snap_mu);
+	if (r < 0)
+		return r;
 	r = extmap_index(&sc->map);
 	if (r < 0)
 		return r;
@@ -315,9 +332,11 @@ static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 		}
 		buf = job->in;
 		job->in_len = 0;
+		pthread_mutex_lock(&sc->snap_mu);
 		while (job->in_len < sc->ep.block_bytes) {
 			ssize_t n = sc->snap->ops->read_page(sc->snap, buf + job->in_len);
 			if (n < 0) {
+				pthread_mutex_unlock(&sc->snap_mu);
 				log_err((int)n, "reading the snapshot at byte %llu failed: %m",
 					(unsigned long long)(off + job->in_len));
 				return (int)n;
@@ -328,6 +347,7 @@ static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 			}
 			job->in_len += (size_t)n;
 		}
+		pthread_mutex_unlock(&sc->snap_mu);
 		XXH3_64bits_update(&st, buf, job->in_len);
 		job->user = off;
 		off += job->in_len;
@@ -628,7 +648,8 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
 		struct hib_stats *ret_stats)
 {
-	struct suspend_ctx sc = { .t = t, .snap = snap, .o = o };
+	struct suspend_ctx sc = { .t = t, .snap = snap, .o = o,
+				  .snap_mu = PTHREAD_MUTEX_INITIALIZER };
 	_cleanup_(freep) uint8_t *orig_page = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(freep) struct hib_header *h = hib_alloc_pages(HIB_PAGE_SIZE);
 	uint32_t block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES;
