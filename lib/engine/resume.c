@@ -137,7 +137,8 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 			return -EBADMSG;
 		}
 		buf = job->out;
-		XXH3_64bits_update(&st, buf, job->out_len);
+		XXH3_64bits_update(&st, &((const struct hib_block_hdr *)job->in)->raw_xxh3,
+				   sizeof(uint64_t));
 		for (size_t k = 0; k < job->out_len; k += HIB_PAGE_SIZE) {
 			ssize_t n = snap->ops->write_page(snap, buf + k);
 			if (n < 0)

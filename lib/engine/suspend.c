@@ -51,6 +51,7 @@ struct suspend_ctx {
 	 * mutex its read() holds, so with a busy reader they fail with EBUSY
 	 * again and again (seen under TCG: 100000 retries ran out). */
 	pthread_mutex_t snap_mu;
+	XXH3_state_t stream_st;    /* the blocks' raw_xxh3, in order (the writer) */
 };
 
 static int alloc_page(struct suspend_ctx *sc, uint64_t *off)
@@ -238,6 +239,8 @@ static int queue_block(struct writer *w, struct hib_job *job)
 	f->pending--;
 	sc->stored_pages += pages;
 	sc->nr_blocks++;
+	XXH3_64bits_update(&sc->stream_st, &((const struct hib_block_hdr *)job->out)->raw_xxh3,
+			   sizeof(uint64_t));
 	return 0;
 }
 
@@ -306,18 +309,13 @@ out:
 	return NULL;
 }
 
-/* Read the whole stream into the pipeline. Returns its XXH3. */
-static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
+/* Read the whole stream into the pipeline. */
+static int produce_stream(struct suspend_ctx *sc)
 {
 	struct hib_pipeline *p = sc->ep.pipe;
-	XXH3_state_t st;
 	uint64_t off = 0;
 	bool end = false;
 
-	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
-	 * secret: a stack state must be initialised or the hash is wrong at random. */
-	XXH3_INITSTATE(&st);
-	XXH3_64bits_reset_withSeed(&st, sc->image_id);
 	while (!end) {
 		struct hib_job *job = pipeline_next_free(p);
 		uint8_t *buf;
@@ -348,7 +346,6 @@ static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 			job->in_len += (size_t)n;
 		}
 		pthread_mutex_unlock(&sc->snap_mu);
-		XXH3_64bits_update(&st, buf, job->in_len);
 		job->user = off;
 		off += job->in_len;
 		pipeline_submit(p, job);
@@ -366,7 +363,6 @@ static int produce_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 			(unsigned long long)off, (unsigned long long)sc->stream_bytes);
 		return -EIO;
 	}
-	*ret_xxh3 = XXH3_64bits_digest(&st);
 	return 0;
 }
 
@@ -411,7 +407,7 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 			r = codec_decode(c, rec, out);
 		if (r < 0)
 			return log_err(r, "verify: block %u does not read back as written", i);
-		XXH3_64bits_update(&st, out, b->raw_bytes);
+		XXH3_64bits_update(&st, &b->raw_xxh3, sizeof(b->raw_xxh3));
 		stream += b->raw_bytes;
 	}
 	if (stream != sc->stream_bytes || XXH3_64bits_digest(&st) != stream_xxh3)
@@ -475,9 +471,13 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	pthread_t writer;
 	pthread_attr_t attr;
 	struct hib_sig_tail tail;
-	uint64_t stream_xxh3 = 0, hdr_off, t0 = hib_now_ms(), tp;
+	uint64_t stream_xxh3, hdr_off, t0 = hib_now_ms(), tp;
 	int r;
 
+	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
+	 * secret: a state must be initialised or the hash is wrong at random. */
+	XXH3_INITSTATE(&sc->stream_st);
+	XXH3_64bits_reset_withSeed(&sc->stream_st, sc->image_id);
 	r = pipeline_start(sc->ep.pipe);
 	if (r < 0)
 		return log_err(r, "starting %u codec threads failed: %m", sc->ep.workers);
@@ -489,7 +489,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 		pipeline_stop(sc->ep.pipe);
 		return log_err(r, "starting the writer thread failed: %m");
 	}
-	r = produce_stream(sc, &stream_xxh3);
+	r = produce_stream(sc);
 	if (r < 0)
 		pipeline_abort(sc->ep.pipe);
 	pthread_join(writer, NULL);
@@ -499,6 +499,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	if (r < 0)
 		return r;
 	report(sc, true);
+	stream_xxh3 = XXH3_64bits_digest(&sc->stream_st);
 	tp = t0;
 	log_phase(&tp, "write");
 	hib_test_pause("data");

@@ -54,7 +54,7 @@
 #define HIB_FILE_SIG      "HIBIMGFILE"
 
 #define HIB_TAIL_MAGIC    "HIBERNATE-TAIL01"   /* 16 bytes, no NUL */
-#define HIB_FORMAT_VERSION 1u
+#define HIB_FORMAT_VERSION 2u  /* 2: stream_xxh3 chains the blocks' raw_xxh3 */
 #define HIB_SIG_TAIL_SIZE 256u
 
 /* Placed at byte HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE of page 0. */
@@ -165,7 +165,10 @@ struct hib_header {
 
 	/* The stream /dev/snapshot produced and will take back. */
 	uint64_t stream_bytes;     /* bytes read from /dev/snapshot */
-	uint64_t stream_xxh3;      /* XXH3-64 of the whole stream, seeded with image_id */
+	uint64_t stream_xxh3;      /* XXH3-64, seeded with image_id, of every block's
+				    * raw_xxh3 in order (each 8 bytes, little-endian):
+				    * the whole stream's check, without a serial pass
+				    * over its bytes (0 when encrypted) */
 
 	/* How the stream is stored. */
 	uint32_t codec;            /* enum hib_codec requested (blocks say what they used) */
