@@ -13,7 +13,7 @@
 #      stale-image unit discards image 2; then systemctl hibernate (image 3)
 #   4  noresume: the initramfs discards image 3; make /swapfile and report
 #      `hibernate offset /swapfile`
-#   5  swapon /swapfile, the workload, systemctl hibernate
+#   5  swapon /swapfile, the workload, the power key (logind) hibernates
 #   6  resumed from the swap file: report
 # Results: "HIBTEST key=value" lines on the console (ttyS0).
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -121,7 +121,16 @@ step() {
 	5)
 		out=$(swapon /swapfile 2>&1) || fatal "swapon /swapfile failed: $out"
 		workload_start
-		hibernate_now 5
+		# This time through logind's power key action (HandlePowerKey=
+		# hibernate): the host presses the ACPI power button (QEMU
+		# system_powerdown) when it sees mark=powerkey.
+		say logind_buttons "$(journalctl -b -o cat -u systemd-logind.service | grep -c 'Watching system buttons')"
+		echo 5 >$STATE/hibernated_in
+		sync
+		say mark powerkey
+		sleep 150
+		say hibernate_rc "the power key did not hibernate within 150 s"
+		systemctl poweroff
 		;;
 	2 | 6)
 		# Here only when the initramfs did not resume.
