@@ -290,6 +290,14 @@ struct hib_stats {
 	uint64_t snapshot_ms;      /* freeze + atomic copy */
 	uint64_t io_ms;            /* moving the stream to/from disk */
 	uint64_t pipeline_bytes;   /* memory the pipeline's buffers took */
+	/* HIB_SUSPEND_RESUMED: what the cycle's two halves reported, if they did
+	 * (resumed_report; stream_bytes, stored_bytes, snapshot_ms and threads
+	 * are then the hibernate side's, io_ms its write). */
+	bool resumed_report;
+	uint64_t load_ms;          /* the resume side, start to restore */
+	uint32_t load_threads;
+	uint64_t written_unix;     /* when the image was written */
+	uint64_t loaded_unix;      /* when the resume side restored it */
 };
 
 enum hib_suspend_outcome {

@@ -611,6 +611,26 @@ static int ask_secret(int attempt, const char *what, struct hib_secret *ret, voi
 	return 0;
 }
 
+/* The restored system says how the cycle went: the numbers both halves left
+ * (struct hib_report), so they reach this system's log and journal. */
+static void log_resumed(const struct hib_stats *st)
+{
+	uint64_t off_s;
+
+	if (!st->resumed_report) {
+		tlog(HIB_LOG_PROGRESS, "resumed");
+		return;
+	}
+	off_s = st->loaded_unix > st->written_unix ? st->loaded_unix - st->written_unix : 0;
+	tlog(HIB_LOG_PROGRESS,
+	     "resumed: %" PRIu64 " MiB image (%" PRIu64 " MiB on disk) written in %.1f s "
+	     "(%u threads), loaded in %.1f s (%u threads); off for %" PRIu64 "h%02" PRIu64
+	     "m%02" PRIu64 "s",
+	     st->stream_bytes >> 20, st->stored_bytes >> 20, (double)st->io_ms / 1000, st->threads,
+	     (double)st->load_ms / 1000, st->load_threads, off_s / 3600, off_s / 60 % 60,
+	     off_s % 60);
+}
+
 /* ---- Esc cancels ------------------------------------------------------- */
 
 static struct termios saved_tio;
@@ -850,7 +870,7 @@ static int do_hibernate(void)
 	hooks_post(hooks, &hc);
 	switch (r) {
 	case HIB_SUSPEND_RESUMED:
-		tlog(HIB_LOG_PROGRESS, "resumed");
+		log_resumed(&st);
 		return EXIT_SUCCESS;
 	case HIB_SUSPEND_RAM:
 		tlog(HIB_LOG_PROGRESS, "woke up from RAM; the image on disk was discarded");

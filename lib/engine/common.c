@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <string.h>
+#include <time.h>
 #include <sys/sysinfo.h>
+
+#include <xxhash.h>
 
 #include "engine.h"
 
@@ -188,19 +191,86 @@ void engine_image_free(struct engine_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
-int engine_image_wipe(struct hib_target *t, const struct engine_image *img)
+static uint64_t report_xxh3(const struct hib_report *rep)
 {
-	_cleanup_(freep) uint8_t *zero = hib_alloc_pages(HIB_PAGE_SIZE);
+	struct hib_report tmp = *rep;
+
+	tmp.xxh3 = 0;
+	return XXH3_64bits_withSeed(&tmp, sizeof(tmp), rep->image_id);
+}
+
+/* The header page's place: zeros, or zeros and the report. */
+static int header_page_replace(struct hib_target *t, const struct engine_image *img,
+			       const struct hib_report *rep)
+{
+	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
 	int r;
 
 	/* The header holds the wrapped key and the image's map: once the image is
 	 * invalid, nothing of it needs to stay readable. */
-	if (!zero || !img->hdr)
+	if (!page || !img->hdr)
 		return -ENOMEM;
-	r = hib_target_write(t, img->tail.header_offset, zero, HIB_PAGE_SIZE);
+	memset(page, 0, HIB_PAGE_SIZE);
+	if (rep)
+		memcpy(page, rep, sizeof(*rep));
+	r = hib_target_write(t, img->tail.header_offset, page, HIB_PAGE_SIZE);
 	if (r == 0)
 		r = hib_target_sync(t);
 	if (r < 0)
 		log_warn("%s: could not wipe the image header: %s", t->path, strerror(-r));
 	return r;
+}
+
+int engine_image_wipe(struct hib_target *t, const struct engine_image *img)
+{
+	return header_page_replace(t, img, NULL);
+}
+
+int engine_image_report(struct hib_target *t, const struct engine_image *img, uint64_t load_ms,
+			unsigned load_threads)
+{
+	const struct hib_header *h = img->hdr;
+	struct hib_report rep = { 0 };
+
+	if (!h)
+		return -ENOMEM;
+	memcpy(rep.magic, HIB_REPORT_MAGIC, sizeof(rep.magic));
+	rep.image_id = h->image_id;
+	rep.stream_bytes = h->stream_bytes;
+	rep.stored_bytes = h->stat_stored_bytes;
+	rep.created_unix = h->created_unix;
+	rep.loaded_unix = (uint64_t)time(NULL);
+	rep.snapshot_ms = (uint32_t)MIN(h->stat_snapshot_ms, UINT32_MAX);
+	rep.write_ms = (uint32_t)MIN(h->stat_write_ms, UINT32_MAX);
+	rep.load_ms = (uint32_t)MIN(load_ms, UINT32_MAX);
+	rep.write_threads = h->stat_threads;
+	rep.load_threads = load_threads;
+	rep.xxh3 = report_xxh3(&rep);
+	return header_page_replace(t, img, &rep);
+}
+
+int engine_report_take(struct hib_target *t, uint64_t hdr_off, uint64_t image_id,
+		       struct hib_report *ret)
+{
+	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
+	struct hib_report rep;
+	int r;
+
+	if (!page)
+		return -ENOMEM;
+	r = hib_target_read(t, hdr_off, page, HIB_PAGE_SIZE);
+	if (r < 0)
+		return r;
+	memcpy(&rep, page, sizeof(rep));
+	if (memcmp(rep.magic, HIB_REPORT_MAGIC, sizeof(rep.magic)) != 0 ||
+	    rep.image_id != image_id || rep.xxh3 != report_xxh3(&rep))
+		return -ENOENT;
+	memset(page, 0, HIB_PAGE_SIZE);
+	r = hib_target_write(t, hdr_off, page, HIB_PAGE_SIZE);
+	if (r == 0)
+		r = hib_target_sync(t);
+	if (r < 0)
+		return r;
+	*ret = rep;
+	return 0;
 }

@@ -46,6 +46,13 @@ int engine_image_load(struct hib_target *t, struct engine_image *ret);
 void engine_image_free(struct engine_image *img);
 /* Overwrite the header page (wrapped key, map pointer) with zeros, and sync. */
 int engine_image_wipe(struct hib_target *t, const struct engine_image *img);
+/* The same, but leave the cycle's report there (struct hib_report). */
+int engine_image_report(struct hib_target *t, const struct engine_image *img, uint64_t load_ms,
+			unsigned load_threads);
+/* The resumed system: the report at @hdr_off for image @image_id, if any, into
+ * @ret; the page is zeroed.  -ENOENT when there is none. */
+int engine_report_take(struct hib_target *t, uint64_t hdr_off, uint64_t image_id,
+		       struct hib_report *ret);
 
 /* Stale images (fsstate.c): record mounted filesystems' state into the header
  * after the snapshot; check it before a restore (-ESTALE when changed). */

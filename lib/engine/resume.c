@@ -347,7 +347,8 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 	}
 	invalidated = true;
 	hib_test_pause("invalidated");
-	engine_image_wipe(t, &rc.img);
+	/* The header's place gets the cycle's numbers, for the resumed system. */
+	engine_image_report(t, &rc.img, hib_now_ms() - t0, rc.ep.workers ? rc.ep.workers : 1);
 	if (ret_stats) {
 		memset(ret_stats, 0, sizeof(*ret_stats));
 		ret_stats->stream_bytes = rc.img.hdr->stream_bytes;

@@ -51,6 +51,7 @@ struct suspend_ctx {
 	 * mutex its read() holds, so with a busy reader they fail with EBUSY
 	 * again and again (seen under TCG: 100000 retries ran out). */
 	pthread_mutex_t snap_mu;
+	uint64_t hdr_off;          /* the header page, allocated before the snapshot */
 	XXH3_state_t stream_st;    /* the blocks' raw_xxh3, in order (the writer) */
 };
 
@@ -515,9 +516,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	if (r < 0)
 		return r;
 	hib_test_pause("map");
-	r = alloc_page(sc, &hdr_off);
-	if (r < 0)
-		return log_err(r, "%s: no swap page left for the image header: %m", sc->t->path);
+	hdr_off = sc->hdr_off;
 	h->stat_write_ms = hib_now_ms() - t0;
 	if (sc->key) {
 		/* A sealed image keeps no plaintext fingerprint; the MAC covers the header. */
@@ -675,6 +674,13 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		}
 	}
 	hib_target_alloc_reset(t, snap);
+	/* The header page first, before the snapshot: the restored system then
+	 * knows where the resume side leaves its report (struct hib_report). */
+	r = alloc_page(&sc, &sc.hdr_off);
+	if (r < 0) {
+		log_err(r, "%s: no page for the image header: %m", t->file ? t->file : t->path);
+		goto early_out;
+	}
 
 	/* Everything the cycle needs is allocated now: nothing may need swap once frozen. */
 	sc.image_id = hib_random_u64();
@@ -766,12 +772,28 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	}
 	image = true;
 	if (!in_suspend) {
-		/* We are the restored system. The resume side has invalidated the image. */
+		/* We are the restored system. The resume side has invalidated the image
+		 * and left its report where the header was: read it, zero it, while
+		 * the page is still ours (the snapshot device frees it on close). */
+		struct hib_report rep;
+
+		if (ret_stats)
+			memset(ret_stats, 0, sizeof(*ret_stats));
+		if (engine_report_take(t, sc.hdr_off, sc.image_id, &rep) == 0 && ret_stats) {
+			ret_stats->resumed_report = true;
+			ret_stats->stream_bytes = rep.stream_bytes;
+			ret_stats->stored_bytes = rep.stored_bytes;
+			ret_stats->snapshot_ms = rep.snapshot_ms;
+			ret_stats->io_ms = rep.write_ms;
+			ret_stats->threads = rep.write_threads;
+			ret_stats->load_ms = rep.load_ms;
+			ret_stats->load_threads = rep.load_threads;
+			ret_stats->written_unix = rep.created_unix;
+			ret_stats->loaded_unix = rep.loaded_unix;
+		}
 		snap->ops->free_image(snap);
 		snap->ops->unfreeze(snap);
 		r = HIB_SUSPEND_RESUMED;
-		if (ret_stats)
-			memset(ret_stats, 0, sizeof(*ret_stats));
 		goto out;
 	}
 	h->stat_snapshot_ms = hib_now_ms() - t0;

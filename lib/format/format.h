@@ -142,6 +142,32 @@ struct hib_crypt {
 };
 _Static_assert(sizeof(struct hib_crypt) == 144, "crypt size");
 
+/*
+ * What the resume side writes over the header page once it has invalidated
+ * the image, instead of zeros: the cycle's numbers, nothing secret (no key
+ * material, no map).  The resumed system knows where its header page is (it
+ * allocated it before the snapshot), logs the numbers (so the journal of the
+ * resumed system has them) and zeros the page.
+ */
+#define HIB_REPORT_MAGIC "HIBERNATE-RPRT01" /* 16 bytes, no NUL */
+
+struct hib_report {
+	uint8_t  magic[16];        /* HIB_REPORT_MAGIC */
+	uint64_t image_id;
+	uint64_t stream_bytes;
+	uint64_t stored_bytes;
+	uint64_t created_unix;     /* the image was written */
+	uint64_t loaded_unix;      /* the resume side restores it */
+	uint32_t snapshot_ms;      /* hibernate: freeze + atomic copy */
+	uint32_t write_ms;         /* hibernate: stream to disk */
+	uint32_t load_ms;          /* resume: from start to restore */
+	uint32_t write_threads;
+	uint32_t load_threads;
+	uint32_t pad;
+	uint64_t xxh3;             /* XXH3-64 of this struct with this field zero, seed image_id */
+};
+_Static_assert(sizeof(struct hib_report) == 88, "report size");
+
 /* The largest block a writer makes and a reader accepts: both sides hold a
  * few blocks per thread in memory. */
 #define HIB_BLOCK_MAX_BYTES (16u << 20)

@@ -911,13 +911,52 @@ static void resume_discard_restores_exact_swap_header(void **state)
 	mark_tail_bytes(path, page0);
 	assert_int_equal(write_image(path, &fp, HIB_COMPRESS_NONE, 1, NULL, NULL),
 			 HIB_SUSPEND_WRITTEN);
-	/* Block 0 is at page 1 (contiguous allocation): damage its payload. */
-	xor_byte_at(path, TEST_PAGE + 64 + 1000, 0x80);
+	/* The header page is allocated first (page 1), block 0 follows at page 2
+	 * (contiguous allocation): damage its payload. */
+	xor_byte_at(path, 2 * TEST_PAGE + 64 + 1000, 0x80);
 	res = resume_image(path, &fp, 1);
 	assert_int_equal(res.r, -EBADMSG);
 	assert_false(res.restored);
 	read_page0(path, after);
 	assert_memory_equal(after, page0, TEST_PAGE);
+	unlink(path);
+}
+
+/* The resume side leaves the cycle's numbers where the header was, for the
+ * restored system; taking them zeroes the page. */
+static void resume_leaves_report_for_resumed_system(void **state)
+{
+	struct hib_fake_params fp = fake_params(SEED + 5, 400, 900, 0);
+	char path[PATH_MAX];
+	uint8_t page0[TEST_PAGE];
+	struct hib_sig_tail tail;
+	struct hib_report rep;
+	struct hib_target *t = NULL;
+	struct resume_result res;
+
+	(void)state;
+	new_swap(path, "report", fp.swap_pages);
+	assert_int_equal(write_image(path, &fp, HIB_COMPRESS_LZ4, 2, NULL, NULL),
+			 HIB_SUSPEND_WRITTEN);
+	read_page0(path, page0);
+	memcpy(&tail, page0 + TEST_PAGE - HIB_SIG_TAIL_SIZE, sizeof(tail));
+	/* Allocated first, before the snapshot: the restored system knows it. */
+	assert_int_equal(tail.header_offset, TEST_PAGE);
+	res = resume_image(path, &fp, 2);
+	assert_int_equal(res.r, HIB_RESUME_RESTORED);
+	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
+	assert_int_equal(engine_report_take(t, tail.header_offset, tail.image_id ^ 1, &rep),
+			 -ENOENT);
+	assert_int_equal(engine_report_take(t, tail.header_offset, tail.image_id, &rep), 0);
+	assert_int_equal(rep.image_id, tail.image_id);
+	assert_int_equal(rep.stream_bytes, 400 * TEST_PAGE);
+	assert_true(rep.stored_bytes > 0 && rep.stored_bytes < rep.stream_bytes);
+	assert_int_equal(rep.load_threads, 2);
+	assert_int_equal(rep.write_threads, 2);
+	assert_true(rep.loaded_unix >= rep.created_unix);
+	/* Taken once: the page is zeros now. */
+	assert_int_equal(engine_report_take(t, tail.header_offset, tail.image_id, &rep), -ENOENT);
+	hib_target_close(t);
 	unlink(path);
 }
 
@@ -1351,6 +1390,7 @@ int main(void)
 	    NAMED(resume_oversized_block_claim_fails_cleanly),
 	    NAMED(resume_restores_exact_swap_header),
 	    NAMED(resume_discard_restores_exact_swap_header),
+	    NAMED(resume_leaves_report_for_resumed_system),
 	    NAMED(invalidate_image_restores_swap),
 	    NAMED(invalidate_plain_swap_writes_nothing),
 	    NAMED(invalidate_foreign_writes_nothing),

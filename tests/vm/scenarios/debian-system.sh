@@ -172,6 +172,7 @@ resumed() {
 	say journal_unit_lines "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: ')"
 	say journal_hibernating "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: hibernating to ')"
 	say journal_resumed "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: resumed')"
+	say journal_report "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: resumed: .* written in .* loaded in')"
 	say journal_stats "$(journalctl -b -o cat -u systemd-hibernate.service | grep '^hibernate: ' | grep -i 'MB\|MiB\|written\|ms\|s,' | tail -n 1)"
 	say journal_kmsg_lines "$(journalctl -b -k -t hibernate -o cat | wc -l)"
 	case $from in
