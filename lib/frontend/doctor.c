@@ -250,6 +250,33 @@ static void check_crypt(struct ctx *c, const struct hib_target *t)
 	       t->path);
 }
 
+/* Room for the image: at most the kernel's image_size (2/5 of RAM by default). */
+static void check_space(struct ctx *c, const struct swaps_seen *sw, const struct hib_target *t)
+{
+	const struct hib_doctor_input *in = c->in;
+	uint64_t mem = mem_total_bytes(c);
+	uint64_t need = in->image_size > 0 ? (uint64_t)in->image_size : mem / 5 * 2;
+	uint64_t avail = target_room(sw, t);
+
+	if (need == 0)
+		report(c, HIB_DOCTOR_WARN, "space", "cannot tell the memory size");
+	else if (avail >= need)
+		report(c, HIB_DOCTOR_PASS, "space",
+		       "%" PRIu64 " MiB free for an image of at most %" PRIu64 " MiB", avail >> 20,
+		       need >> 20);
+	else if (avail >= need / 2)
+		report(c, HIB_DOCTOR_WARN, "space",
+		       "%" PRIu64 " MiB free for an image of up to %" PRIu64 " MiB: enough only "
+		       "if it compresses to half (lz4 usually does); more swap, or a smaller "
+		       "image-size, makes sure",
+		       avail >> 20, need >> 20);
+	else
+		report(c, HIB_DOCTOR_FAIL, "space",
+		       "%" PRIu64 " MiB free for an image of up to %" PRIu64 " MiB: make the swap "
+		       "area larger, or set image-size in %s",
+		       avail >> 20, need >> 20, HIB_DOCTOR_CONF);
+}
+
 static void check_target(struct ctx *c, const struct swaps_seen *sw)
 {
 	const struct hib_doctor_input *in = c->in;
@@ -257,7 +284,7 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 	enum hib_sig_state st;
 	char why[512];
 	char *spec = NULL;
-	uint64_t off = in->offset, mem, need, avail;
+	uint64_t off = in->offset;
 	int r;
 
 	if (in->device) {
@@ -316,27 +343,11 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 		       spec, hib_sig_state_name(st));
 	}
 
-	/* Room: the image is at most the kernel's image_size (2/5 of RAM by default). */
-	mem = mem_total_bytes(c);
-	need = in->image_size > 0 ? (uint64_t)in->image_size : mem / 5 * 2;
-	avail = target_room(sw, t);
-	if (need == 0)
-		report(c, HIB_DOCTOR_WARN, "space", "cannot tell the memory size");
-	else if (avail >= need)
-		report(c, HIB_DOCTOR_PASS, "space",
-		       "%" PRIu64 " MiB free for an image of at most %" PRIu64 " MiB", avail >> 20,
-		       need >> 20);
-	else if (avail >= need / 2)
-		report(c, HIB_DOCTOR_WARN, "space",
-		       "%" PRIu64 " MiB free for an image of up to %" PRIu64 " MiB: enough only "
-		       "if it compresses to half (lz4 usually does); more swap, or a smaller "
-		       "image-size, makes sure",
-		       avail >> 20, need >> 20);
-	else
-		report(c, HIB_DOCTOR_FAIL, "space",
-		       "%" PRIu64 " MiB free for an image of up to %" PRIu64 " MiB: make the swap "
-		       "area larger, or set image-size in %s",
-		       avail >> 20, need >> 20, HIB_DOCTOR_CONF);
+	/* Room, only on a target hibernate would write to: the room of a device
+	 * it refuses says nothing. */
+	if (r >= 0 && (st == HIB_SIG_SWAP || st == HIB_SIG_FILE || st == HIB_SIG_IMAGE ||
+		       st == HIB_SIG_BROKEN))
+		check_space(c, sw, t);
 
 	/* A file target: resume finds it by resume= and resume_offset=. */
 	if (t->file) {

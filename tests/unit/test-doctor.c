@@ -254,6 +254,30 @@ static void only_the_targets_room_counts(void **state)
 	assert_non_null(strstr(msg, "1024 MiB free"));
 }
 
+/* A target hibernate refuses: its room is not checked (it would only add noise
+ * to the one FAIL that matters). */
+static void refused_target_has_no_space_line(void **state)
+{
+	struct fx *f = *state;
+	char path[300];
+	struct hib_doctor_input in = { .root = f->root, .cmdline = "", .device = path,
+				       .offset_set = true, .image_size = -1 };
+	FILE *o;
+
+	snprintf(path, sizeof(path), "%s/notswap", f->root);
+	o = fopen(path, "w");
+	assert_non_null(o);
+	for (int i = 0; i < 256 * 4096; i++)
+		fputc(0, o);
+	fclose(o);
+	f->n = 0;
+	assert_int_equal(hib_doctor(&in, collect, f), HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "target", NULL), HIB_DOCTOR_FAIL);
+	for (int i = 0; i < f->n; i++)
+		if (strcmp(f->seen[i], "space") == 0)
+			fail_msg("space checked on a refused target: %s", f->msg[i]);
+}
+
 static void no_resume_param_warns(void **state)
 {
 	struct fx *f = *state;
@@ -307,6 +331,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(missing_target_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_swap_fails_with_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(only_the_targets_room_counts, setup, teardown),
+		cmocka_unit_test_setup_teardown(refused_target_has_no_space_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_resume_param_warns, setup, teardown),
 		cmocka_unit_test_setup_teardown(random_key_crypt_swap_is_not_checked_on_files, setup,
 						teardown),
