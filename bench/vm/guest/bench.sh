@@ -71,6 +71,7 @@ workload() {
 hib_opts() {
 	case $codec in
 	default) echo "-v" ;;
+	fixed) echo "-v --no-adaptive" ;; # lz4, every block compressed
 	*) echo "-v -c $codec" ;;
 	esac
 }
