@@ -16,7 +16,9 @@
  *     f = 1                          when D <= W·C·k
  *     f = W·C / (D + W·C·k)          otherwise (where the two rates meet)
  *
- * with a floor of 1/32, so C and k stay measured.  Blocks are picked evenly
+ * with a floor of 1/32, so C and k stay measured, and f = 1 too unless the
+ * disk is at least twice as fast as the codec (ADAPT_MARGIN: the rates are
+ * noisy, and a wrong raw block costs twice, writing and reading).  Blocks are picked evenly
  * by their sequence number.  Until both rates are known, every block is
  * compressed.
  */
