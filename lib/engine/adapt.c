@@ -27,16 +27,11 @@ void adapt_init(struct hib_adapt *a, unsigned workers)
 
 double adapt_fraction(struct hib_adapt *a)
 {
-	uint64_t runs = atomic_load(&a->codec_runs), cns = atomic_load(&a->codec_ns);
-	uint64_t in = atomic_load(&a->codec_in), out = atomic_load(&a->codec_out);
-	uint64_t db = atomic_load(&a->disk_bytes), dns = atomic_load(&a->disk_ns);
 	double wc, d, k, f;
 
-	if (runs < ADAPT_MIN_RUNS(a) || !cns || !in || !db || !dns)
+	adapt_rates(a, &wc, &d, &k);
+	if (atomic_load(&a->codec_runs) < ADAPT_MIN_RUNS(a) || wc <= 0 || d <= 0)
 		return 1.0;
-	wc = (double)a->workers * (double)in / (double)cns; /* bytes per ns, all workers */
-	d = (double)db / (double)dns;
-	k = out < in ? 1.0 - (double)out / (double)in : 0.0;
 	if (k < 0.01)
 		return ADAPT_MIN_FRACTION; /* compression saves nothing here */
 	if (d <= ADAPT_MARGIN * wc || d <= wc * k)

@@ -472,7 +472,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	pthread_t writer;
 	pthread_attr_t attr;
 	struct hib_sig_tail tail;
-	uint64_t stream_xxh3, hdr_off, t0 = hib_now_ms(), tp;
+	uint64_t stream_xxh3, t0 = hib_now_ms(), tp;
 	int r;
 
 	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
@@ -516,7 +516,6 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	if (r < 0)
 		return r;
 	hib_test_pause("map");
-	hdr_off = sc->hdr_off;
 	h->stat_write_ms = hib_now_ms() - t0;
 	if (sc->key) {
 		/* A sealed image keeps no plaintext fingerprint; the MAC covers the header. */
@@ -524,7 +523,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 		crypt_header_mac_set(sc->key, h);
 	}
 	hib_header_seal(h);
-	r = hib_target_write(sc->t, hdr_off, h, HIB_PAGE_SIZE);
+	r = hib_target_write(sc->t, sc->hdr_off, h, HIB_PAGE_SIZE);
 	if (r < 0)
 		return log_err(r, "%s: writing the image header failed: %m", sc->t->path);
 	log_phase(&tp, "map+header");
@@ -546,7 +545,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	memcpy(tail.magic, HIB_TAIL_MAGIC, 16);
 	tail.version = HIB_FORMAT_VERSION;
 	tail.page_size = HIB_PAGE_SIZE;
-	tail.header_offset = hdr_off;
+	tail.header_offset = sc->hdr_off;
 	tail.image_id = sc->image_id;
 	tail.header_xxh3 = hib_header_xxh3(h);
 	tail.created_unix = h->created_unix;
