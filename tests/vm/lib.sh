@@ -483,15 +483,24 @@ vm_boot() {
 	rc=$(cat "$rcfile" 2>/dev/null || echo '?')
 	rm -f "$rcfile"
 	# QEMU's TCG now and then crashes a 6.12 guest while the kernel patches
-	# its own text on two CPUs ("Oops: int3" in early boot, seen in CI).  A
-	# kernel that panicked before /init printed anything never ran our code
-	# and never touched the disk: boot it once more, and say so.
-	if [[ $rc == 0 && ! -s $marks ]] && ((attempt < ${HIBVM_BOOT_RETRIES:-1})) &&
-		grep -aq 'Kernel panic' "$log"; then
+	# its own text on two CPUs ("Oops: int3" in early boot, seen in CI), or
+	# hangs a guest before it prints anything (6.1, seen in CI on a loaded
+	# host: "Booting from ROM.." and silence until the timeout).  A kernel
+	# that panicked or hung before /init printed its first line never ran
+	# our code and never touched the disk: boot it once more, and say so.
+	local why=
+	if [[ ! -s $marks ]] && ((attempt < ${HIBVM_BOOT_RETRIES:-1})); then
+		if [[ $rc == 0 ]] && grep -aq 'Kernel panic' "$log"; then
+			why="the kernel panicked before /init ($(kernel_panic_line "$log"))"
+		elif [[ $rc == 124 || $rc == 137 ]]; then
+			why="the kernel hung before /init (${HIBVM_TIMEOUT}s without a line from /init; last console lines: $(log_tail "$log" 2))"
+		fi
+	fi
+	if [[ -n $why ]]; then
 		attempt=$((attempt + 1))
 		cp "$log" "$VM_LOGDIR/boot$n.crash$attempt.log"
-		echo "tests/vm: $SCENARIO boot $n: the kernel panicked before /init ($(kernel_panic_line "$log")); booting again (log: $VM_LOGDIR/boot$n.crash$attempt.log)" >&2
-		echo "boot $n: $(kernel_panic_line "$log")" >>"$VM_LOGDIR/boot-retries"
+		echo "tests/vm: $SCENARIO boot $n: $why; booting again (log: $VM_LOGDIR/boot$n.crash$attempt.log)" >&2
+		echo "boot $n: $why" >>"$VM_LOGDIR/boot-retries"
 		continue
 	fi
 	break
