@@ -275,7 +275,8 @@ console_answer_start() {
 	shift
 	log=$(boot_log "$n")
 	(
-		local i=0 text seen deadline=$((SECONDS + HIBVM_TIMEOUT))
+		# Long enough for vm_boot's boot again after an early-boot hang.
+		local i=0 text seen deadline=$((SECONDS + HIBVM_TIMEOUT * (1 + ${HIBVM_BOOT_RETRIES:-1}) + 10))
 		for text in "$@"; do
 			i=$((i + 1))
 			while :; do
