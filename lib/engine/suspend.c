@@ -796,6 +796,11 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 			ret_stats->written_unix = rep.created_unix;
 			ret_stats->loaded_unix = rep.loaded_unix;
 		}
+		/* The header page was allocated before the snapshot, so this kernel's
+		 * swap map still counts it: give it back now, not when the device is
+		 * closed (a swapoff before that, after --auto-swapon, would wait for
+		 * the page's owner for ever). */
+		hib_target_alloc_reset(t, snap);
 		snap->ops->free_image(snap);
 		snap->ops->unfreeze(snap);
 		r = HIB_SUSPEND_RESUMED;
@@ -903,9 +908,20 @@ early_out:
 	crypt_key_free(sc.key);
 	engine_pipe_free(&sc.ep);
 	extmap_free(&sc.map);
-	/* After the cycle, whichever way it ended (resumed, failed, cancelled). */
-	if (swapped_on && swapoff(t->file ? t->file : t->path) < 0)
-		log_warn("swapoff %s failed: %s", t->file ? t->file : t->path, strerror(errno));
+	/* After the cycle, whichever way it ended (resumed, failed, cancelled).
+	 * swapoff brings swapped-out pages back and stops with EINTR whenever
+	 * signal_pending() is true, which the io_uring rings closed just above
+	 * can make it for a moment (task work) without any signal: try again. */
+	if (swapped_on) {
+		int k, tries = 0;
+
+		while ((k = swapoff(t->file ? t->file : t->path)) < 0 && errno == EINTR &&
+		       ++tries < 10)
+			;
+		if (k < 0)
+			log_warn("swapoff %s failed: %s", t->file ? t->file : t->path,
+				 strerror(errno));
+	}
 	return r;
 }
 
