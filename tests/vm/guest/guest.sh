@@ -69,6 +69,28 @@ dump_kernel_log() {
 	dmesg | tail -n +$((${dmesg_lines:-0} + 1)) | tail -n 30 | sed 's/^/  dmesg: /'
 }
 
+# resumed_or_exit RC: RC is a hibernate command's exit status.  0: this is the
+# resumed world (on the resuming boot's console), go on.  Anything else: the
+# cycle failed and this boot goes on: report it with the kernel's log, end
+# the scenario script.
+resumed_or_exit() {
+	[ "$1" -eq 0 ] && return 0
+	say hibernate_rc "$1"
+	dump_kernel_log
+	exit 1
+}
+
+# resume_step [ARGS...]: the resuming boot's step, `hibernate resume ARGS`.
+# When it restores the image it never returns; when it does return, say so
+# ("resumed=0" and its exit status) with the kernel's log.
+resume_step() {
+	hibernate resume "$@"
+	resume_rc=$?
+	say resumed 0
+	say resume_rc "$resume_rc"
+	dump_kernel_log
+}
+
 # dev_head_sha DEV [MB]: sha256 of the first MB MiB (default 16) of DEV as
 # the disk holds them: the page cache is dropped first, so a write that went
 # around it (O_DIRECT) cannot hide behind pages read before it.

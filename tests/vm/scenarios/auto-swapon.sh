@@ -36,12 +36,7 @@ case $1 in
 	dmesg_mark
 	say mark hibernate
 	hibernate
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		say hibernate_rc "$rc"
-		dump_kernel_log
-		exit 1
-	fi
+	resumed_or_exit $?
 	workload_after_resume
 	say active_after_resume "$(vda1_active)"
 	say disk_signature "$(disk_signature /dev/vda1)"
@@ -49,10 +44,7 @@ case $1 in
 2)
 	dmesg_mark
 	say mark resume
-	hibernate resume
-	say resumed 0
-	say resume_rc "$?"
-	dump_kernel_log
+	resume_step
 	;;
 *)
 	fatal "auto-swapon has no boot $1"

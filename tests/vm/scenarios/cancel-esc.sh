@@ -30,22 +30,14 @@ case $1 in
 	dmesg_mark
 	say mark nocancel
 	hibernate --no-cancel
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		say hibernate_rc "$rc"
-		dump_kernel_log
-		exit 1
-	fi
+	resumed_or_exit $?
 	say mark resumed_world
 	workload_after_resume
 	;;
 2)
 	dmesg_mark
 	say mark resume
-	hibernate resume
-	say resumed 0
-	say resume_rc "$?"
-	dump_kernel_log
+	resume_step
 	;;
 *)
 	fatal "cancel-esc has no boot $1"

@@ -35,12 +35,7 @@ case $1 in
 		else
 			hibernate -c "$codec" --no-adaptive
 		fi
-		rc=$?
-		if [ $rc -ne 0 ]; then
-			say hibernate_rc "$rc"
-			dump_kernel_log
-			exit 1
-		fi
+		resumed_or_exit $?
 		workload_after_resume
 		if [ "$(sha256sum /run/text | cut -d' ' -f1)" = "$text_hash" ]; then
 			say text_ok 1
@@ -57,10 +52,7 @@ case $1 in
 	done
 	dmesg_mark
 	say mark resume
-	hibernate resume
-	say resumed 0
-	say resume_rc "$?"
-	dump_kernel_log
+	resume_step
 	;;
 *)
 	fatal "codecs has no boot $1"

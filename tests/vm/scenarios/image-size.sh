@@ -35,12 +35,7 @@ case $1 in
 	dmesg_mark
 	say mark hibernate
 	hibernate --image-size "$limit"
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		say hibernate_rc "$rc"
-		dump_kernel_log
-		exit 1
-	fi
+	resumed_or_exit $?
 	workload_after_resume
 	say cached_after "$(cached_kb)"
 
@@ -58,10 +53,7 @@ case $1 in
 	say stream_bytes "$(sed -n 's/^stream-bytes: *//p' /run/status)"
 	dmesg_mark
 	say mark resume
-	hibernate resume
-	say resumed 0
-	say resume_rc "$?"
-	dump_kernel_log
+	resume_step
 	;;
 *)
 	fatal "image-size has no boot $1"

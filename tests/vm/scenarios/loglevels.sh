@@ -33,12 +33,7 @@ case $1 in
 	dmesg_mark
 	say mark debug
 	hibernate --loglevel 5 --verify
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		say hibernate_rc "$rc"
-		dump_kernel_log
-		exit 1
-	fi
+	resumed_or_exit $?
 	say mark resumed_world
 	workload_after_resume
 	dmesg | grep 'hibernate: ' | sed 's/^/  kmsg: /'
@@ -48,10 +43,7 @@ case $1 in
 2)
 	dmesg_mark
 	say mark resume
-	hibernate resume
-	say resumed 0
-	say resume_rc "$?"
-	dump_kernel_log
+	resume_step
 	;;
 *)
 	fatal "loglevels has no boot $1"

@@ -33,12 +33,7 @@ case $boot in
 	dmesg_mark
 	say mark hibernate
 	hibernate --device "$IMAGE"
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		say hibernate_rc "$rc"
-		dump_kernel_log
-		exit 1
-	fi
+	resumed_or_exit $?
 	workload_after_resume
 	say swaps "$(swaps_count)"
 	say status_after "$(status_line "$IMAGE" signature)"

@@ -30,11 +30,7 @@ case $1 in
 		hibernate --powerdown "$mode"
 		rc=$?
 		dmesg -n 4
-		if [ $rc -ne 0 ]; then
-			say hibernate_rc "$rc"
-			dump_kernel_log
-			exit 1
-		fi
+		resumed_or_exit $rc
 		say mark "back-$mode"
 		workload_after_resume
 		say disk_signature "$(disk_signature /dev/vda1)"
@@ -45,10 +41,7 @@ case $1 in
 	say image_before "$(hibernate status --device /dev/vda1 2>/dev/null | sed -n 's/^image: *//p')"
 	dmesg_mark
 	say mark resume
-	hibernate resume
-	say resumed 0
-	say resume_rc "$?"
-	dump_kernel_log
+	resume_step
 	;;
 *)
 	fatal "powerdown-modes has no boot $1"

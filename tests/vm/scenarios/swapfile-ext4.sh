@@ -30,12 +30,7 @@ case $boot in
 	dmesg_mark
 	say mark hibernate
 	hibernate --device "$SWAPFILE"
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		say hibernate_rc "$rc"
-		dump_kernel_log
-		exit 1
-	fi
+	resumed_or_exit $?
 	workload_after_resume
 	# O_DIRECT through the file: what the disk holds, not boot 1's page cache.
 	say status_after "$(status_line "$SWAPFILE" signature)"
