@@ -508,10 +508,11 @@ vm_boot() {
 	echo "start=$VM_BOOT_START end=$VM_BOOT_END" >"$VM_LOGDIR/boot$n.times"
 	rc=$(cat "$rcfile" 2>/dev/null || echo '?')
 	rm -f "$rcfile" "$pidfile"
-	# Stopped by the watchdog: as good as a timeout.
+	# Stopped by the watchdog: a timeout, whatever QEMU's exit status.
+	local silent_stop=0
 	if [[ -e $silent ]]; then
 		rm -f "$silent"
-		[[ -s $marks ]] || rc=124
+		silent_stop=1 rc=124
 	fi
 	# QEMU's TCG now and then crashes a 6.12 guest while the kernel patches
 	# its own text on two CPUs ("Oops: int3" in early boot, seen in CI), or
@@ -523,7 +524,7 @@ vm_boot() {
 	if [[ ! -s $marks ]] && ((attempt < ${HIBVM_BOOT_RETRIES:-1})); then
 		if [[ $rc == 0 ]] && grep -aq 'Kernel panic' "$log"; then
 			why="the kernel panicked before /init ($(kernel_panic_line "$log"))"
-		elif [[ $rc == 124 || $rc == 137 ]] && ((HIBVM_INIT_TIMEOUT > 0)); then
+		elif ((silent_stop)); then
 			why="the kernel hung before /init (no line from /init in ${HIBVM_INIT_TIMEOUT}s; last console lines: $(log_tail "$log" 2))"
 		fi
 	fi
@@ -537,7 +538,7 @@ vm_boot() {
 	break
 	done
 	if [[ $rc == 124 || $rc == 137 ]]; then
-		if [[ ! -s $marks ]] && ((HIBVM_INIT_TIMEOUT > 0)); then
+		if ((silent_stop)); then
 			VM_BOOT_ERROR="timeout in boot $n: no line from /init in ${HIBVM_INIT_TIMEOUT}s; last console lines: $(log_tail "$log" 5)"
 		else
 			VM_BOOT_ERROR="timeout in boot $n (${HIBVM_TIMEOUT}s); last console lines: $(log_tail "$log" 5)"
