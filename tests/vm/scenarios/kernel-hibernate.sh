@@ -44,14 +44,9 @@ case $boot in
 	dmesg_mark
 	say mark hibernate
 	echo disk >/sys/power/state
-	# shellcheck disable=SC2320 # the write's status is the point
-	rc=$?
 	# Here either the kernel resumed us (on boot 2's console) or it failed.
-	if [ $rc -ne 0 ]; then
-		say hibernate_rc "$rc"
-		dump_kernel_log
-		exit 1
-	fi
+	# shellcheck disable=SC2320 # the write's status is the point
+	resumed_or_exit $?
 	workload_after_resume
 	;;
 2)

@@ -42,14 +42,9 @@ case $boot in
 	dmesg_mark
 	say mark hibernate
 	hibernate -v
-	rc=$?
 	# Exit 0: we are in the resumed world (on boot 2's console).  Anything
 	# else: hibernate failed and this boot goes on.
-	if [ $rc -ne 0 ]; then
-		say hibernate_rc "$rc"
-		dump_kernel_log
-		exit 1
-	fi
+	resumed_or_exit $?
 	workload_after_resume
 	hibernate status --device /dev/vda1 2>&1 | sed 's/^/  status: /'
 	;;
