@@ -490,7 +490,8 @@ static int pick_target(bool writable, struct hib_target **ret)
 			say("%s: not a block device or regular file", spec);
 			break;
 		case -EINVAL:
-			say("%s: not a device: use a /dev path, UUID=, LABEL=, PARTUUID= or MAJ:MIN",
+			say("%s: not a device: use a /dev path, UUID=, LABEL=, PARTUUID=, MAJ:MIN "
+			    "or the kernel's hex device number",
 			    spec);
 			break;
 		case -ERANGE:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Opening a target: resolve what the user or the kernel command line named
- * (a path, UUID=, LABEL=, PARTUUID=, PARTLABEL=, MAJ:MIN) to a device, open
+ * (a path, UUID=, LABEL=, PARTUUID=, PARTLABEL=, MAJ:MIN, hex) to a device, open
  * it, and do raw page I/O on it. O_DIRECT where the device allows it: the
  * image must reach the disk, not a page cache that a power cut or the
  * resumed kernel would throw away.
@@ -22,15 +22,26 @@
 #include "target.h"
 #include "util.h"
 
-/* "MAJ:MIN" → /dev/… through blkid's device scan. */
+/*
+ * "MAJ:MIN", or the kernel's other resume= number: a bare hexadecimal dev_t
+ * in its new encoding ("fe01" is 254:1) → /dev/… through blkid's device scan.
+ */
 static int resolve_devnum(const char *spec, char **ret)
 {
 	unsigned maj, min;
 	char tail;
 	char *name;
 
-	if (sscanf(spec, "%u:%u%c", &maj, &min, &tail) != 2)
-		return -EINVAL;
+	if (sscanf(spec, "%u:%u%c", &maj, &min, &tail) != 2) {
+		size_t n = strspn(spec, "0123456789abcdefABCDEF");
+		unsigned long v;
+
+		if (n == 0 || n > 8 || spec[n])
+			return -EINVAL;
+		v = strtoul(spec, NULL, 16);
+		maj = (unsigned)((v & 0xfff00) >> 8);
+		min = (unsigned)((v & 0xff) | ((v >> 12) & 0xfff00));
+	}
 	name = blkid_devno_to_devname(makedev(maj, min));
 	if (!name)
 		return -ENOENT;
@@ -38,16 +49,48 @@ static int resolve_devnum(const char *spec, char **ret)
 	return 0;
 }
 
+/*
+ * The kernel matches PARTUUID= without regard to case, and sfdisk, gdisk and
+ * Windows print GUIDs in upper case where blkid reports them in lower case
+ * (FAT's serial the other way round): a UUID not found as written is looked
+ * for in lower case, then in upper case. Labels are names: taken as written.
+ */
+static char *evaluate_uuid_anycase(const char *tag, const char *val)
+{
+	char buf[128];
+	char *path;
+	size_t n = strlen(val);
+
+	if (n >= sizeof(buf))
+		return NULL;
+	for (size_t i = 0; i <= n; i++)
+		buf[i] = (char)tolower((unsigned char)val[i]);
+	path = strcmp(buf, val) ? blkid_evaluate_tag(tag, buf, NULL) : NULL;
+	if (path)
+		return path;
+	for (size_t i = 0; i <= n; i++)
+		buf[i] = (char)toupper((unsigned char)val[i]);
+	return strcmp(buf, val) ? blkid_evaluate_tag(tag, buf, NULL) : NULL;
+}
+
 static int resolve_spec(const char *spec, char **ret)
 {
-	static const char *const tags[] = { "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=" };
+	static const struct {
+		const char *prefix;
+		bool uuid; /* found in any case, like the kernel's PARTUUID= */
+	} tags[] = {
+		{ "UUID=", true },
+		{ "LABEL=", false },
+		{ "PARTUUID=", true },
+		{ "PARTLABEL=", false },
+	};
 	char *path;
 
 	if (!spec || !*spec)
 		return -EINVAL;
 	for (size_t i = 0; i < ARRAY_SIZE(tags); i++) {
-		size_t l = strlen(tags[i]);
-		if (strncmp(spec, tags[i], l) == 0) {
+		size_t l = strlen(tags[i].prefix);
+		if (strncmp(spec, tags[i].prefix, l) == 0) {
 			char tag[16];
 			const char *val = spec + l;
 
@@ -55,16 +98,16 @@ static int resolve_spec(const char *spec, char **ret)
 				return -EINVAL;
 			snprintf(tag, sizeof(tag), "%.*s", (int)(l - 1), spec);
 			path = blkid_evaluate_tag(tag, val, NULL);
+			if (!path && tags[i].uuid)
+				path = evaluate_uuid_anycase(tag, val);
 			if (!path)
 				return -ENOENT;
 			*ret = path;
 			return 0;
 		}
 	}
-	if (spec[0] != '/' && strchr(spec, ':'))
-		return resolve_devnum(spec, ret);
 	if (spec[0] != '/' && spec[0] != '.')
-		return -EINVAL;
+		return resolve_devnum(spec, ret);
 	path = strdup(spec);
 	if (!path)
 		return -ENOMEM;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -1350,6 +1351,20 @@ static void cycle_on_loop_device(void **state)
 	assert_int_equal(hib_target_size(t), fp.swap_pages * TEST_PAGE);
 	assert_int_equal(hib_image_info(t, &info), 0);
 	hib_target_close(t);
+	/* Named by number, as resume= may: "MAJ:MIN" and the kernel's hex dev_t. */
+	{
+		unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
+		char num[32];
+
+		snprintf(num, sizeof(num), "%u:%u", maj, min);
+		assert_int_equal(hib_target_open(num, 0, false, &t), 0);
+		assert_string_equal(hib_target_path(t), l->dev);
+		hib_target_close(t);
+		snprintf(num, sizeof(num), "%x", (min & 0xff) | (maj << 8) | ((min & ~0xffu) << 12));
+		assert_int_equal(hib_target_open(num, 0, false, &t), 0);
+		assert_string_equal(hib_target_path(t), l->dev);
+		hib_target_close(t);
+	}
 	assert_int_equal(info.state, HIB_SIG_IMAGE);
 	assert_true(info.header_valid);
 	res = resume_image(l->dev, &fp, 2);
