@@ -746,7 +746,7 @@ check_resumed_workload() {
 	[[ $c1 =~ ^[0-9]+$ && $c2 =~ ^[0-9]+$ && $c3 =~ ^[0-9]+$ ]] ||
 		fail "boot $m: counter values not numbers: '$c1' '$c2' '$c3' (log: $log2)"
 	((c2 >= c1)) || fail "boot $m: counter went back from $c1 to $c2 after resume (log: $log2)"
-	((c3 > c2)) || fail "boot $m: counter stopped after resume: $c2 then $c3 two seconds later (log: $log2)"
+	((c3 > c2)) || fail "boot $m: counter stopped after resume: $c2 then $c3 $(hib_get "$log2" counter_later_ms || echo '?') ms later (log: $log2)"
 	[[ $(need "$m" counter_later_pid) == "$p1" ]] ||
 		fail "boot $m: another process writes the counter after resume (log: $log2)"
 	[[ $(need "$m" counter_alive) == 1 ]] ||
