@@ -11,7 +11,11 @@
 #          partition); a second active swap area: refused, naming the ways
 #          to choose; back to one: the workload, then plain `hibernate -v`
 #   boot 3 (resume=LABEL=hibswap): plain `hibernate resume` restores boot 2
-#          (the label is still found while the image is on the partition)
+#          (the label is still found while the image is on the partition);
+#          the resumed world hibernates again
+#   boot 4 (resume=LABEL=hibswap): plain `hibernate invalidate` drops that
+#          image: status says none, the swap area is SWAPSPACE2 and swaps,
+#          `hibernate resume` finds nothing
 # shellcheck source=../guest/guest.sh
 . /lib/hibtest/guest.sh
 WORKLOAD_MB=${WORKLOAD_MB:-32}
@@ -72,12 +76,33 @@ case $1 in
 	hibernate -v
 	resumed_or_exit $?
 	workload_after_resume
+	# A second image, for boot 4 to throw away.
+	say mark hibernate2
+	hibernate -v
+	say hibernate2_rc $?
 	;;
 3)
 	say cmdline "$(cat /proc/cmdline)"
 	dmesg_mark
 	say mark resume
 	resume_step
+	;;
+4)
+	image() { hibernate status 2>/dev/null | sed -n 's/^image: *//p'; }
+	say image_before "$(image)"
+	say mark invalidate
+	hibernate invalidate
+	say invalidate_rc $?
+	say image_after "$(image)"
+	say signature "$(swap_signature /dev/vda1)"
+	t0=$(uptime_ms)
+	hibernate resume
+	rc=$?
+	t1=$(uptime_ms)
+	say resumed 0
+	say resume_rc "$rc"
+	say resume_ms $((t1 - t0))
+	if swapon /dev/vda1; then say swapon ok; else say swapon "failed (exit $?)"; fi
 	;;
 *)
 	fatal "target-choice has no boot $1"
