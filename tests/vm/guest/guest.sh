@@ -82,12 +82,16 @@ resumed_or_exit() {
 
 # resume_step [ARGS...]: the resuming boot's step, `hibernate resume ARGS`.
 # When it restores the image it never returns; when it does return, say so
-# ("resumed=0" and its exit status) with the kernel's log.
+# ("resumed=0", its exit status and how long it took: resume_ms) with the
+# kernel's log.
 resume_step() {
+	resume_t0=$(uptime_ms)
 	hibernate resume "$@"
 	resume_rc=$?
+	resume_ms=$(($(uptime_ms) - resume_t0))
 	say resumed 0
 	say resume_rc "$resume_rc"
+	say resume_ms "$resume_ms"
 	dump_kernel_log
 }
 

@@ -71,11 +71,5 @@ vda1_signature() {
 # resume_boot: `hibernate resume` from vda1 first thing in the boot; returns
 # only if nothing was restored (then resumed=0, resume_rc, resume_ms).
 resume_boot() {
-	t0=$(uptime_ms)
-	hibernate resume --device /dev/vda1
-	rc=$?
-	t1=$(uptime_ms)
-	say resumed 0
-	say resume_rc "$rc"
-	say resume_ms $((t1 - t0))
+	resume_step --device /dev/vda1
 }

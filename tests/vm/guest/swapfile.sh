@@ -65,14 +65,7 @@ resume_from_cmdline() {
 	say cmdline_resume "$(tr ' ' '\n' </proc/cmdline | grep '^resume' | paste -sd' ')"
 	dmesg_mark
 	say mark resume
-	t0=$(uptime_ms)
-	hibernate resume
-	rc=$?
-	t1=$(uptime_ms)
-	say resumed 0
-	say resume_rc "$rc"
-	say resume_ms $((t1 - t0))
-	dump_kernel_log
+	resume_step
 }
 
 # status_line DEV-OR-FILE KEY: one "key: value" of `hibernate status`.

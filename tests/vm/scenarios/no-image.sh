@@ -14,13 +14,7 @@ head_sha() {
 }
 before=$(head_sha)
 say sha_before "$before"
-t0=$(uptime_ms)
-hibernate resume --device /dev/vda1
-rc=$?
-t1=$(uptime_ms)
-say resumed 0
-say resume_rc "$rc"
-say resume_ms $((t1 - t0))
+resume_step --device /dev/vda1
 after=$(head_sha)
 say sha_after "$after"
 say signature_after "$(swap_signature /dev/vda1)"

@@ -21,17 +21,6 @@ for word in $(cat /proc/cmdline); do
 	esac
 done
 
-# `hibernate resume` from vda1; returns only if nothing was restored.
-binary_resume() {
-	t0=$(uptime_ms)
-	hibernate resume --device /dev/vda1
-	rc=$?
-	t1=$(uptime_ms)
-	say resumed 0
-	say resume_rc "$rc"
-	say resume_ms $((t1 - t0))
-}
-
 [ -x /bin/hibernate ] || fatal "/bin/hibernate missing from the initramfs"
 
 case $boot in
@@ -59,12 +48,11 @@ case $boot in
 	fi
 	dmesg_mark
 	say mark resume
-	binary_resume
-	dump_kernel_log
+	resume_step --device /dev/vda1
 	hibernate status --device /dev/vda1 2>&1 | sed 's/^/  status: /'
 	;;
 3)
-	binary_resume
+	resume_step --device /dev/vda1
 	say signature "$(swap_signature /dev/vda1)"
 	if swapon /dev/vda1; then say swapon ok; else say swapon "failed (exit $?)"; fi
 	;;

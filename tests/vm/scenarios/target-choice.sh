@@ -95,13 +95,7 @@ case $1 in
 	say invalidate_rc $?
 	say image_after "$(image)"
 	say signature "$(swap_signature /dev/vda1)"
-	t0=$(uptime_ms)
-	hibernate resume
-	rc=$?
-	t1=$(uptime_ms)
-	say resumed 0
-	say resume_rc "$rc"
-	say resume_ms $((t1 - t0))
+	resume_step
 	if swapon /dev/vda1; then say swapon ok; else say swapon "failed (exit $?)"; fi
 	;;
 *)
