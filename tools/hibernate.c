@@ -849,7 +849,10 @@ static int do_hibernate(void)
 		hib_target_close(t);
 		return EXIT_FAILURE;
 	}
-	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s)%s", name, hib_codec_name(ctl.cfg.opts.codec),
+	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s%s)%s", name, hib_codec_name(ctl.cfg.opts.codec),
+	     !ctl.cfg.encrypt   ? ""
+	     : ctl.cfg.key_file ? ", encrypted with the key file"
+				: ", encrypted with a passphrase",
 	     ctl.cfg.cancel && isatty(STDIN_FILENO) ? "; Esc cancels while the image is written"
 						    : "");
 	if (ctl.test_cycle)

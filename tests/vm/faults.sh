@@ -353,17 +353,25 @@ enc_resumed() {
 		fail "boot $n: the header page (key material) of the resumed image is not zeros: $(need "$n" header_wiped) (log: $log)"
 }
 
+# enc_says N TEXT: boot N's hibernate said TEXT (how the image is sealed).
+enc_says() {
+	grep -aqF "$2" "$(boot_log "$1")" ||
+		fail "boot $1: hibernate did not say '$2': $(grep -a 'hibernating to' "$(boot_log "$1")" | tail -n1) (log: $(boot_log "$1"))"
+}
+
 encrypted_run() {
 	local log c1 c2 msg
 	ENC_GREPS=0
 	vm_console_open
 	enc_boot 1 "$ENC_PASS" "$ENC_PASS"
 	fault_check_hibernated 1
+	enc_says 1 "hibernating to /dev/vda1 (lz4, encrypted with a passphrase)"
 	enc_no_plaintext 1
 	enc_boot 2 "$ENC_PASS"
 	enc_resumed 2
 	fault_count "encrypted image, passphrase typed on the console" 1 1 0 0 0
 	fault_check_hibernated 2
+	enc_says 2 "hibernating to /dev/vda1 (lz4, encrypted with the key file)"
 	enc_no_plaintext 2
 	# Boot 3 resumes with the key file; the resumed world then asks twice.
 	enc_boot 3 "$ENC_PASS" "$ENC_PASS"
@@ -393,6 +401,7 @@ encrypted_run() {
 	# (LZ4 may turn a repeated string into back-references: the token or the
 	# marker, either will do.)
 	fault_check_hibernated 4
+	enc_says 4 "hibernating to /dev/vda1 (lz4)"
 	{ read -r c1; read -r c2; } < <(disk_grep_p1 "$(need 4 token)" "$(need 4 marker)")
 	((c1 + c2 > 0)) ||
 		fail "control: neither the token nor the marker is found in a plain image: the plaintext check would prove nothing"
