@@ -14,7 +14,10 @@
 #   4  noresume: the initramfs discards image 3; make /swapfile and report
 #      `hibernate offset /swapfile`
 #   5  swapon /swapfile, the workload, the power key (logind) hibernates
-#   6  resumed from the swap file: report
+#   6  resumed from the swap file: report; then encrypt = yes with a key
+#      file in hibernate.conf, update-initramfs (the hook copies the key),
+#      the new initramfs handed to the host on vda2; systemctl hibernate
+#   7  the new initramfs resumes the encrypted image with the key file: report
 # Results: "HIBTEST key=value" lines on the console (ttyS0).
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
@@ -129,10 +132,12 @@ step() {
 		sync
 		say mark powerkey
 		sleep 150
+		# The sleep goes on in the resumed world: nothing to say there.
+		[ -e $STATE/resumed ] && exit 0
 		say hibernate_rc "the power key did not hibernate within 150 s"
 		systemctl poweroff
 		;;
-	2 | 6)
+	2 | 6 | 7)
 		# Here only when the initramfs did not resume.
 		say resumed 0
 		journalctl -b -k -t hibernate -o cat | show kernel-log
@@ -144,7 +149,35 @@ step() {
 	esac
 }
 
+# keyfile_setup: seal the next image with a key file. The initramfs must
+# carry the key to resume it: update-initramfs runs our hook, which copies it.
+# The host boots the VM with -initrd, so the new initramfs goes to the host
+# raw on vdb, a scratch disk of the host's: a line "HIBTEST-INITRD SIZE"
+# padded to 4 KiB, then the file.
+keyfile_setup() {
+	key=/etc/hibernate/image.key
+	initrd=/boot/initrd.img-$(uname -r)
+	install -d -m 700 /etc/hibernate
+	(umask 077 && head -c 64 /dev/urandom >$key) || fatal "cannot write $key"
+	printf 'encrypt = yes\nkey-file = %s\n' $key >>/etc/hibernate.conf
+	# The initramfs holds a secret now: readable by root only.  MODULES=dep
+	# and gzip -1: the full build takes ~8 min under TCG, this ~2.
+	printf 'UMASK=0077\nMODULES=dep\nCOMPRESSLEVEL=1\n' >/etc/initramfs-tools/conf.d/hibtest
+	update-initramfs -u -k "$(uname -r)" >$STATE/update-initramfs 2>&1 ||
+		fatal "update-initramfs failed: $(tail -n 3 $STATE/update-initramfs)"
+	show update-initramfs <$STATE/update-initramfs
+	say initramfs_key "$(lsinitramfs -l "$initrd" | grep -c ' etc/hibernate/image.key$')"
+	say initramfs_key_mode "$(lsinitramfs -l "$initrd" | grep ' etc/hibernate/image.key$' | cut -c1-10)"
+	size=$(stat -c %s "$initrd")
+	printf 'HIBTEST-INITRD %s\n' "$size" | dd of=/dev/vdb bs=4096 conv=sync status=none ||
+		fatal "cannot write to /dev/vdb"
+	dd if="$initrd" of=/dev/vdb bs=4096 seek=1 conv=fsync status=none || fatal "cannot copy $initrd to /dev/vdb"
+	say initrd_bytes "$size"
+	say initrd_sha "$(sha256sum "$initrd" | cut -d' ' -f1)"
+}
+
 resumed() {
+	touch $STATE/resumed
 	from=$(cat $STATE/hibernated_in 2>/dev/null)
 	result=$(systemctl show -P Result systemd-hibernate.service)
 	say resumed_from "$from"
@@ -175,6 +208,7 @@ resumed() {
 	say journal_report "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: resumed: .* written in .* loaded in')"
 	say journal_stats "$(journalctl -b -o cat -u systemd-hibernate.service | grep '^hibernate: ' | grep -i 'MB\|MiB\|written\|ms\|s,' | tail -n 1)"
 	say journal_kmsg_lines "$(journalctl -b -k -t hibernate -o cat | wc -l)"
+	say journal_keyfile "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: hibernating to .*encrypted with the key file')"
 	case $from in
 	1)
 		# Image 2, for the stale-image boot (3): from a timer, outside this
@@ -182,6 +216,17 @@ resumed() {
 		echo 2 >$STATE/hibernated_in
 		say mark hibernate2
 		systemd-run --quiet --on-active=2 systemctl hibernate ||
+			say hibernate_rc "systemd-run: exit $?"
+		;;
+	5)
+		# Image 4, encrypted, resumed in boot 7 by the key file in the initramfs.
+		keyfile_setup
+		echo 6 >$STATE/hibernated_in
+		sync
+		say mark hibernate4
+		# systemctl's refusal, if any, on the console.
+		systemd-run --quiet --on-active=2 sh -c \
+			'systemctl hibernate 2>&1 | sed "s/^/  systemctl hibernate: /" >/dev/console' ||
 			say hibernate_rc "systemd-run: exit $?"
 		;;
 	*)
