@@ -57,20 +57,20 @@ static int resolve_devnum(const char *spec, char **ret)
  */
 static char *evaluate_uuid_anycase(const char *tag, const char *val)
 {
+	static int (*const fold[])(int) = { tolower, toupper };
 	char buf[128];
 	char *path;
 	size_t n = strlen(val);
 
 	if (n >= sizeof(buf))
 		return NULL;
-	for (size_t i = 0; i <= n; i++)
-		buf[i] = (char)tolower((unsigned char)val[i]);
-	path = strcmp(buf, val) ? blkid_evaluate_tag(tag, buf, NULL) : NULL;
-	if (path)
-		return path;
-	for (size_t i = 0; i <= n; i++)
-		buf[i] = (char)toupper((unsigned char)val[i]);
-	return strcmp(buf, val) ? blkid_evaluate_tag(tag, buf, NULL) : NULL;
+	for (size_t f = 0; f < ARRAY_SIZE(fold); f++) {
+		for (size_t i = 0; i <= n; i++)
+			buf[i] = (char)fold[f]((unsigned char)val[i]);
+		if (strcmp(buf, val) && (path = blkid_evaluate_tag(tag, buf, NULL)))
+			return path;
+	}
+	return NULL;
 }
 
 static int resolve_spec(const char *spec, char **ret)

@@ -59,7 +59,7 @@ workload_after_resume() {
 workload_recheck() {
 	say token "$token"
 	read -r pid n </run/counter
-	t0=$(uptime_ms)
+	recheck_t0=$(uptime_ms)
 	say counter "$n"
 	say counter_pid "$pid"
 	now=$(sha256sum "$WORKLOAD_FILE" | cut -d' ' -f1)
@@ -68,7 +68,7 @@ workload_recheck() {
 	# hash above takes seconds under TCG, then 2 s more).
 	sleep 2
 	read -r pid2 n2 </run/counter
-	say counter_later_ms $(($(uptime_ms) - t0))
+	say counter_later_ms $(($(uptime_ms) - recheck_t0))
 	say counter_later "$n2"
 	say counter_later_pid "$pid2"
 	if kill -0 "$pid" 2>/dev/null; then say counter_alive 1; else say counter_alive 0; fi

@@ -16,7 +16,7 @@
 #   5  swapon /swapfile, the workload, the power key (logind) hibernates
 #   6  resumed from the swap file: report; then encrypt = yes with a key
 #      file in hibernate.conf, update-initramfs (the hook copies the key),
-#      the new initramfs handed to the host on vda2; systemctl hibernate
+#      the new initramfs handed to the host on vdb; systemctl hibernate
 #   7  the new initramfs resumes the encrypted image with the key file: report
 # Results: "HIBTEST key=value" lines on the console (ttyS0).
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
