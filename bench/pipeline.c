@@ -30,7 +30,8 @@
 #include <zstd.h>
 
 #include "hibernate.h"
-#include "snapshot.h"
+#include "snapshot/snapshot-fake.h"
+#include "snapshot/snapshot.h"
 
 #define MiB (1024.0 * 1024.0)
 

@@ -173,39 +173,6 @@ enum hib_snapshot_mode { HIB_SNAP_HIBERNATE, HIB_SNAP_RESUME };
 int hib_snapshot_open_dev(const char *path, enum hib_snapshot_mode mode,
 			  struct hib_snapshot **ret);
 
-/*
- * A fake snapshot device for tests: produces a deterministic, realistic
- * stream (a header page, PFN metadata pages, data pages of mixed content:
- * zeros, text, random, repeated patterns) of @stream_pages pages, hands out
- * swap pages 1..@swap_pages-1 (every @frag_every-th page skipped, so extents
- * are not trivially contiguous; 0 for contiguous), and in resume mode checks
- * what it is given byte for byte against the same stream.
- */
-struct hib_fake_params {
-	uint64_t seed;
-	uint64_t stream_pages;
-	uint64_t swap_pages;
-	uint32_t frag_every;
-	int64_t fail_read_at;    /* page index whose read() fails with -EIO; -1 never */
-	int64_t fail_write_at;   /* resume: page index whose write() fails; -1 never */
-};
-int hib_snapshot_fake_new(const struct hib_fake_params *p, enum hib_snapshot_mode mode,
-			  struct hib_snapshot **ret);
-/* After a fake resume: pages accepted, and whether they all matched. */
-void hib_snapshot_fake_result(const struct hib_snapshot *s, uint64_t *ret_pages_ok,
-			      bool *ret_complete, bool *ret_restored, bool *ret_frozen);
-/* Switch a fake from hibernate mode to resume mode, as a reboot would. */
-void hib_snapshot_fake_reset(struct hib_snapshot *s, enum hib_snapshot_mode mode);
-
-/*
- * A snapshot device backed by a file (benchmarks, debugging). Hibernate mode:
- * serves the captured stream in @path and hands out swap pages 1..@swap_pages-1.
- * Resume mode: writes what it is given to @path (NULL: only counts it), and
- * says the stream ended after @expect_bytes (0: never). Never freezes anything.
- */
-int hib_snapshot_file_new(const char *path, enum hib_snapshot_mode mode, uint64_t swap_pages,
-			  uint64_t expect_bytes, struct hib_snapshot **ret);
-
 void hib_snapshot_close(struct hib_snapshot *s);
 void hib_snapshot_closep(struct hib_snapshot **s);
 

@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "doctor.h"
+#include "frontend/config.h"
+#include "frontend/doctor.h"
 #include "hibernate.h"
-#include "hooks.h"
+#include "frontend/hooks.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CANCELLED 3 /* the user pressed Esc: nothing happened */

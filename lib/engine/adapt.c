@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "adapt.h"
+#include "engine/adapt.h"
 
 /* Codec runs to see before trusting its rate: a couple per worker. */
 #define ADAPT_MIN_RUNS(a) (2u * (a)->workers)

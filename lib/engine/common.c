@@ -5,7 +5,7 @@
 
 #include <xxhash.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 void hib_options_init(struct hib_options *o)
 {

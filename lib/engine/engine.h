@@ -3,14 +3,14 @@
 #ifndef HIB_ENGINE_H
 #define HIB_ENGINE_H
 
-#include "codec.h"
-#include "extmap.h"
-#include "format.h"
-#include "pipeline.h"
-#include "readahead.h"
-#include "snapshot.h"
-#include "target.h"
-#include "util.h"
+#include "pipeline/codec.h"
+#include "storage/extmap.h"
+#include "format/format.h"
+#include "pipeline/pipeline.h"
+#include "storage/readahead.h"
+#include "snapshot/snapshot.h"
+#include "storage/target.h"
+#include "util/util.h"
 
 #define HIB_DEFAULT_BLOCK_BYTES (256u * 1024u)
 

@@ -19,7 +19,7 @@
 #include <sys/sysmacros.h>
 #include <xxhash.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 struct sb_probe {
 	enum hib_fs_type type;

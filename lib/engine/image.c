@@ -2,7 +2,7 @@
 /* Looking at an image on disk without resuming it, and discarding it. */
 #include <string.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 int hib_image_info(struct hib_target *t, struct hib_image_info *ret)
 {

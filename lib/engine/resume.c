@@ -19,9 +19,9 @@
 #include <sys/utsname.h>
 #include <xxhash.h>
 
-#include "crypt.h"
-#include "engine.h"
-#include "readahead.h"
+#include "pipeline/crypt.h"
+#include "engine/engine.h"
+#include "storage/readahead.h"
 
 struct resume_ctx {
 	struct hib_target *t;

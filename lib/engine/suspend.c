@@ -21,10 +21,10 @@
 #include <time.h>
 #include <xxhash.h>
 
-#include "adapt.h"
-#include "aio.h"
-#include "crypt.h"
-#include "engine.h"
+#include "engine/adapt.h"
+#include "storage/aio.h"
+#include "pipeline/crypt.h"
+#include "engine/engine.h"
 
 struct suspend_ctx {
 	struct hib_target *t;

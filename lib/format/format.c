@@ -4,7 +4,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "format.h"
+#include "format/format.h"
 
 int hib_tail_is_ours(const uint8_t page[HIB_PAGE_SIZE])
 {

@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "util.h"
+#include "util/util.h"
 
 int hib_cmdline_parse(const char *text, struct hib_cmdline *ret)
 {

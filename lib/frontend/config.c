@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
-#include "util.h"
+#include "frontend/config.h"
+#include "util/util.h"
 
 static char *strip(char *s)
 {

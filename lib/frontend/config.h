@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "hibernate.h"
-#include "hooks.h"
+#include "frontend/hooks.h"
 
 #define HIB_CONFIG_PATH "/etc/hibernate.conf"
 

@@ -16,10 +16,10 @@
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 
-#include "doctor.h"
-#include "filemap.h"
-#include "target.h"
-#include "util.h"
+#include "frontend/doctor.h"
+#include "storage/filemap.h"
+#include "storage/target.h"
+#include "util/util.h"
 
 struct ctx {
 	const struct hib_doctor_input *in;

@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "hooks.h"
-#include "util.h"
+#include "frontend/hooks.h"
+#include "util/util.h"
 
 enum hook_kind { HOOK_OURS, HOOK_PMUTILS, HOOK_SYSTEMD, HOOK_INLINE };
 

@@ -5,8 +5,8 @@
 #include <xxhash.h>
 #include <zstd.h>
 
-#include "codec.h"
-#include "util.h"
+#include "pipeline/codec.h"
+#include "util/util.h"
 
 struct hib_codec_ctx {
 	enum hib_codec_choice codec;

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "hibernate.h"
 
 struct hib_codec_ctx;

@@ -2,8 +2,8 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "crypt.h"
-#include "util.h"
+#include "pipeline/crypt.h"
+#include "util/util.h"
 
 /* Argon2id at libsodium's "interactive" cost: about 64 MiB and a fraction of a
  * second on a laptop; the initramfs has the memory, and the parameters are

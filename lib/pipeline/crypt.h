@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "hibernate.h"
 
 #define HIB_KEY_BYTES 32u

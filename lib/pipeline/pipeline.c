@@ -2,8 +2,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "pipeline.h"
-#include "util.h"
+#include "pipeline/pipeline.h"
+#include "util/util.h"
 
 enum { JOB_FREE, JOB_FILLED, JOB_WORKING, JOB_DONE, JOB_CONSUMED, JOB_RELEASED };
 

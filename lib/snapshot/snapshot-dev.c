@@ -11,9 +11,9 @@
 #include <sys/sysmacros.h>
 #include <linux/suspend_ioctls.h>
 
-#include "format.h"
-#include "snapshot.h"
-#include "util.h"
+#include "format/format.h"
+#include "snapshot/snapshot.h"
+#include "util/util.h"
 
 #define SNAPSHOT_DEFAULT_PATH "/dev/snapshot"
 

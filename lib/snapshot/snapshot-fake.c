@@ -9,9 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format.h"
-#include "snapshot.h"
-#include "util.h"
+#include "format/format.h"
+#include "snapshot/snapshot-fake.h"
+#include "snapshot/snapshot.h"
+#include "util/util.h"
 
 struct snapshot_fake {
 	struct hib_snapshot base;

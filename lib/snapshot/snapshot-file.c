@@ -10,9 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "format.h"
-#include "snapshot.h"
-#include "util.h"
+#include "format/format.h"
+#include "snapshot/snapshot-fake.h"
+#include "snapshot/snapshot.h"
+#include "util/util.h"
 
 struct snapshot_file {
 	struct hib_snapshot base;

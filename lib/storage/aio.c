@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aio.h"
-#include "util.h"
+#include "storage/aio.h"
+#include "util/util.h"
 
 struct req {
 	const uint8_t *buf;

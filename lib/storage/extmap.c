@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extmap.h"
+#include "storage/extmap.h"
 
 void extmap_free(struct hib_extmap *m)
 {

@@ -21,8 +21,8 @@
 #include <linux/fs.h>
 #include <linux/magic.h>
 
-#include "filemap.h"
-#include "util.h"
+#include "storage/filemap.h"
+#include "util/util.h"
 
 #define FIEMAP_BATCH 256
 

@@ -4,7 +4,7 @@
 
 #include <sys/types.h>
 
-#include "extmap.h"
+#include "storage/extmap.h"
 #include "hibernate.h"
 
 struct hib_filemap {

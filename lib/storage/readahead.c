@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readahead.h"
-#include "util.h"
+#include "storage/readahead.h"
+#include "util/util.h"
 
 /* Reads in flight at most (a chunk split at extent boundaries takes several). */
 #define RA_PIECES 64u

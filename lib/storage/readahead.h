@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "extmap.h"
-#include "target.h"
+#include "storage/extmap.h"
+#include "storage/target.h"
 
 struct hib_readahead;
 

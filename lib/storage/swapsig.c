@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "target.h"
-#include "util.h"
+#include "storage/target.h"
+#include "util/util.h"
 
 static const char *const foreign_image_sigs[] = {
 	"S1SUSPEND", /* the kernel's own image */

@@ -18,9 +18,9 @@
 #include <sys/sysmacros.h>
 #include <linux/fs.h>
 
-#include "filemap.h"
-#include "target.h"
-#include "util.h"
+#include "storage/filemap.h"
+#include "storage/target.h"
+#include "util/util.h"
 
 /*
  * "MAJ:MIN", or the kernel's other resume= number: a bare hexadecimal dev_t

@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "extmap.h"
-#include "format.h"
+#include "storage/extmap.h"
+#include "format/format.h"
 #include "hibernate.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 struct hib_target {
 	enum hib_target_kind kind;

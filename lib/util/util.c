@@ -5,7 +5,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "util.h"
+#include "util/util.h"
 
 static hib_log_fn log_fn;
 static void *log_userdata;

@@ -15,8 +15,8 @@
 #include <sys/random.h>
 #include <sys/syscall.h>
 
-#include "crypt.h"
-#include "format.h"
+#include "pipeline/crypt.h"
+#include "format/format.h"
 #include "fuzz-common.h"
 #include "helpers.h"
 

@@ -16,8 +16,7 @@ LIB_SRCS   := $(sort $(wildcard lib/*/*.c))
 endif
 
 SAN      := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-INCLUDES := -Iinclude -Ilib/frontend -Ilib/format -Ilib/snapshot -Ilib/storage -Ilib/pipeline \
-            -Ilib/engine -Ilib/util -Itests/unit -Itests/fuzz \
+INCLUDES := -Iinclude -Ilib -Itests/unit -Itests/fuzz \
             $(shell pkg-config --cflags $(MESON_DEPS))
 DEFS     := -D_GNU_SOURCE -DXXH_STATIC_LINKING_ONLY -DHIB_VERSION_STRING='"fuzz"'
 CFLAGS_FUZZ := -std=gnu11 -g -O1 -Wall -Wextra -Wno-unused-parameter $(SAN) $(DEFS) $(INCLUDES)

@@ -20,8 +20,8 @@
 #include <sodium.h>
 #include <xxhash.h>
 
-#include "codec.h"
-#include "format.h"
+#include "pipeline/codec.h"
+#include "format/format.h"
 #include "fuzz-common.h"
 
 static struct hib_codec_ctx *dec_ctx[3];

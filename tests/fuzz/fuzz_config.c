@@ -8,7 +8,7 @@
  * command line's options reach it. Error messages go into a buffer of exactly
  * errlen bytes (1..64, from the input's length), so truncation is checked too.
  */
-#include "config.h"
+#include "frontend/config.h"
 #include "fuzz-common.h"
 
 static struct memfile mf;

@@ -11,8 +11,8 @@
  */
 #include <sodium.h>
 
-#include "crypt.h"
-#include "format.h"
+#include "pipeline/crypt.h"
+#include "format/format.h"
 #include "fuzz-common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -9,8 +9,8 @@
  * Input: [image_id u64][device pages u32][signature page u32][lookups u8 x 16]
  *        then up to 8 map pages (the last zero-padded).
  */
-#include "extmap.h"
-#include "format.h"
+#include "storage/extmap.h"
+#include "format/format.h"
 #include "fuzz-common.h"
 
 #define HDR 32u

@@ -7,7 +7,7 @@
  * Input: page 0. Shorter inputs are aligned to the END of the page, so a
  * 256-byte input is exactly the tail.
  */
-#include "format.h"
+#include "format/format.h"
 #include "fuzz-common.h"
 
 static struct memfile mf;

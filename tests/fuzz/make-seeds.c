@@ -8,10 +8,11 @@
  */
 #include <sys/stat.h>
 
-#include "codec.h"
+#include "pipeline/codec.h"
 #include "fuzz-image.h"
-#include "snapshot.h"
-#include "util.h"
+#include "snapshot/snapshot-fake.h"
+#include "snapshot/snapshot.h"
+#include "util/util.h"
 
 static const char *outdir;
 

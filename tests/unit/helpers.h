@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "hibernate.h"
+#include "snapshot/snapshot-fake.h"
 
 #define TEST_PAGE 4096u
 

@@ -18,9 +18,9 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#include "codec.h"
+#include "pipeline/codec.h"
 #include "helpers.h"
-#include "util.h"
+#include "util/util.h"
 
 #define SEED 0x9b05688c2b3e6c1full
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "frontend/config.h"
 #include "helpers.h"
 
 /* ---- kernel command line ---------------------------------------------- */

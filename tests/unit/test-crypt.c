@@ -22,7 +22,7 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 #include "helpers.h"
 
 #define STREAM_PAGES 700u

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "doctor.h"
+#include "frontend/doctor.h"
 #include "helpers.h"
 
 struct fx {

@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 #include "helpers.h"
 
 #define SEED 7

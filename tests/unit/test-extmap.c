@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
-#include "extmap.h"
+#include "engine/engine.h"
+#include "storage/extmap.h"
 #include "helpers.h"
 
 #define P HIB_PAGE_SIZE

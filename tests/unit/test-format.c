@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "helpers.h"
 
 #define IMAGE_ID 0x6a09e667f3bcc908ull

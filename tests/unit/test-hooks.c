@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "hooks.h"
+#include "frontend/hooks.h"
 
 struct fx {
 	char root[64];

@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "pipeline.h"
+#include "pipeline/pipeline.h"
 
 #define NJOBS	    1000
 #define IN_BYTES    64

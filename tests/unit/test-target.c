@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "helpers.h"
-#include "target.h"
+#include "storage/target.h"
 
 #define PAGES 64
 

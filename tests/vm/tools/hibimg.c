@@ -47,7 +47,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "format/format.h"
 
 #define PAGE HIB_PAGE_SIZE
 
