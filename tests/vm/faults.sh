@@ -31,7 +31,7 @@ FAULT_P1_OFF=$((HIBVM_P1_START_MIB * 1048576))
 fault_tool() {
 	FAULT_HIBIMG=${VM_DISK%/*}/hibimg
 	[[ -x $FAULT_HIBIMG ]] && return 0
-	cc -O2 -Wall -D_GNU_SOURCE -DXXH_STATIC_LINKING_ONLY -I"$HIBVM_REPO/lib/format" \
+	cc -O2 -Wall -D_GNU_SOURCE -DXXH_STATIC_LINKING_ONLY -I"$HIBVM_REPO/lib" -I"$HIBVM_REPO/include" \
 		-o "$FAULT_HIBIMG" "$HIBVM_DIR/tools/hibimg.c" "$HIBVM_REPO/lib/format/format.c" \
 		-lxxhash || hibvm_die "building tests/vm/tools/hibimg failed (libxxhash-dev?)"
 }
