@@ -9,8 +9,8 @@
  *   Nothing here prints to stdout/stderr or exits: messages go through the
  *   log callback (hib_set_log), and the caller owns the terminal.
  *
- * Sections: logging · targets · snapshot devices · options · the cycle ·
- *           images on disk.
+ * Sections: logging · errors · targets · snapshot devices · options ·
+ *           the cycle · images on disk.
  */
 #ifndef HIBERNATE_H
 #define HIBERNATE_H
@@ -45,6 +45,22 @@ void hib_set_log(hib_log_fn fn, void *userdata);
 
 /* Progress of a long phase: done and total in bytes of the stream. */
 typedef void (*hib_progress_fn)(const char *phase, uint64_t done, uint64_t total, void *userdata);
+
+/* ======================================================================= */
+/* Errors                                                                  */
+/* ======================================================================= */
+
+/*
+ * Why a call failed, in words for the user. A function that takes one (@err,
+ * which may be NULL) clears it on entry and fills it on every failure path,
+ * -ENOMEM included: @error is the negative errno it returns, @msg one
+ * complete message naming the object (file, device, spec) and, where there
+ * is one, the fix. After a success @error is 0 and @msg is "".
+ */
+struct hib_error {
+	int error;
+	char msg[1024];
+};
 
 /* ======================================================================= */
 /* Targets: where the image lives                                          */
@@ -84,13 +100,14 @@ int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
 		    struct hib_target **ret);
 /*
  * Open a swap file or prepared image file through the device under it: the
- * file is mapped with FIEMAP (see hib_file_locate for what is refused, with
- * @why), its filesystem's block device is opened, and the target's page 0
- * is the file's first page. The mapping is checked by reading that page both
- * through the filesystem and through the device.
+ * file is mapped with FIEMAP (see hib_file_locate for what is refused), its
+ * filesystem's block device is opened, and the target's page 0 is the file's
+ * first page. The mapping is checked by reading that page both through the
+ * filesystem and through the device. @err: "FILE: cannot be a hibernation
+ * target: why".
  */
-int hib_target_open_file(const char *path, bool writable, struct hib_target **ret, char *why,
-			 size_t whylen);
+int hib_target_open_file(const char *path, bool writable, struct hib_target **ret,
+			 struct hib_error *err);
 void hib_target_close(struct hib_target *t);
 enum hib_target_kind hib_target_kind(const struct hib_target *t);
 /* The swap file or image file behind a file target, else NULL. */
@@ -100,9 +117,9 @@ const char *hib_target_file(const struct hib_target *t);
  * Make @path (a regular file on ext4 or xfs) a plain image file of @bytes:
  * every byte written (no holes, no unwritten extents), synced, and marked
  * HIBIMGFILE in its first page. Refuses to overwrite a file that exists
- * unless it is already one. @why says why on failure.
+ * unless it is already one. @err: "FILE: why".
  */
-int hib_prepare_file(const char *path, uint64_t bytes, char *why, size_t whylen);
+int hib_prepare_file(const char *path, uint64_t bytes, struct hib_error *err);
 void hib_target_closep(struct hib_target **t);
 
 const char *hib_target_path(const struct hib_target *t);
@@ -145,8 +162,8 @@ void hib_cmdline_free(struct hib_cmdline *c);
  * Where a file lives on its block device (`hibernate offset`): the
  * filesystem's device and UUID and the file's first page on it, which is
  * what resume= and resume_offset= name. Refuses files with holes, shared,
- * encoded, unwritten or inline extents, and btrfs; @why (NUL-terminated,
- * @whylen bytes) then says why. Strings are malloc'ed.
+ * encoded, unwritten or inline extents, and btrfs; @err then says "FILE:
+ * cannot be located for resume: why". Strings are malloc'ed.
  */
 struct hib_file_location {
 	char *device;
@@ -156,7 +173,7 @@ struct hib_file_location {
 	uint64_t extents;
 	char fstype[16];
 };
-int hib_file_locate(const char *path, struct hib_file_location *ret, char *why, size_t whylen);
+int hib_file_locate(const char *path, struct hib_file_location *ret, struct hib_error *err);
 void hib_file_location_free(struct hib_file_location *l);
 
 /* ======================================================================= */

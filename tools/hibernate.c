@@ -472,10 +472,10 @@ static int pick_target(bool writable, struct hib_target **ret)
 	if (ctl.cmd == CMD_HIBERNATE && !ctl.offset_set) {
 		struct stat st;
 		if (stat(spec, &st) == 0 && S_ISREG(st.st_mode)) {
-			char why[512];
-			r = hib_target_open_file(spec, writable, ret, why, sizeof(why));
+			struct hib_error err;
+			r = hib_target_open_file(spec, writable, ret, &err);
 			if (r < 0)
-				say("%s: cannot be a hibernation target: %s", spec, why);
+				say("%s", err.msg);
 			free(guessed);
 			return r;
 		}
@@ -902,11 +902,11 @@ static void print_location(const char *path, const struct hib_file_location *l)
 static int do_offset(void)
 {
 	struct hib_file_location l;
-	char why[512];
-	int r = hib_file_locate(ctl.args[0], &l, why, sizeof(why));
+	struct hib_error err;
+	int r = hib_file_locate(ctl.args[0], &l, &err);
 
 	if (r < 0) {
-		say("%s: cannot be located for resume: %s", ctl.args[0], why);
+		say("%s", err.msg);
 		return EXIT_FAILURE;
 	}
 	print_location(ctl.args[0], &l);
@@ -916,17 +916,18 @@ static int do_offset(void)
 
 static int do_prepare(void)
 {
-	char why[512], *end;
+	struct hib_error err;
 	unsigned long long mb;
+	char *end;
 	int r;
 
 	errno = 0;
 	mb = strtoull(ctl.args[1], &end, 10);
 	if (errno || *end || mb == 0 || mb > (1ull << 30) || ctl.args[1][0] == '-')
 		bad_usage("prepare-file: '%s' is not a size in MiB", ctl.args[1]);
-	r = hib_prepare_file(ctl.args[0], mb << 20, why, sizeof(why));
+	r = hib_prepare_file(ctl.args[0], mb << 20, &err);
 	if (r < 0) {
-		say("%s: %s", ctl.args[0], why);
+		say("%s", err.msg);
 		return EXIT_FAILURE;
 	}
 	tlog(HIB_LOG_PROGRESS, "%s: image file of %llu MiB ready; set device = %s in %s", ctl.args[0],

@@ -19,6 +19,7 @@
 #include "frontend/doctor.h"
 #include "storage/filemap.h"
 #include "storage/target.h"
+#include "util/error.h"
 #include "util/util.h"
 
 struct ctx {
@@ -282,7 +283,7 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 	const struct hib_doctor_input *in = c->in;
 	struct hib_target *t = NULL;
 	enum hib_sig_state st;
-	char why[512];
+	struct hib_error err;
 	char *spec = NULL;
 	uint64_t off = in->offset;
 	int r;
@@ -310,18 +311,24 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 	}
 	if (!spec)
 		return;
+	hib_error_clear(&err);
 	{
 		struct stat sst;
 		if (!in->offset_set && stat(spec, &sst) == 0 && S_ISREG(sst.st_mode))
-			r = hib_target_open_file(spec, false, &t, why, sizeof(why));
+			r = hib_target_open_file(spec, false, &t, &err);
 		else
 			r = hib_target_open(spec, off, false, &t);
+	}
+	if (r < 0 && err.msg[0]) {
+		report(c, HIB_DOCTOR_FAIL, "target", "%s", err.msg);
+		free(spec);
+		return;
 	}
 	if (r < 0) {
 		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot be used: %s", spec,
 		       r == -ENOENT ? "no such device (check the UUID or path)"
 		       : r == -ERANGE ? "the offset lies beyond its end"
-				      : (why[0] ? why : strerror(-r)));
+				      : strerror(-r));
 		free(spec);
 		return;
 	}

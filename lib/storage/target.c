@@ -20,6 +20,7 @@
 
 #include "storage/filemap.h"
 #include "storage/target.h"
+#include "util/error.h"
 #include "util/util.h"
 
 /*
@@ -166,25 +167,66 @@ int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
 	return 0;
 }
 
-int hib_target_open_file(const char *path, bool writable, struct hib_target **ret, char *why,
-			 size_t whylen)
+/* Trust the map only if the device shows the file's first page where it says;
+ * then that page says what the file is meant to be. */
+static int check_first_page(struct hib_target *t, const char *path, struct hib_error *err)
 {
-	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
 	_cleanup_(freep) uint8_t *via_dev = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(freep) uint8_t *via_fs = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(closep) int fd = -1;
-	struct hib_filemap m;
 	const uint8_t *sig;
+	struct stat st;
 	int r;
 
 	if (!via_dev || !via_fs)
-		return -ENOMEM;
-	r = hib_filemap_read(path, &m, why, whylen);
+		return hib_error_ensure(err, -ENOMEM);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		return hib_error_set(err, r, "cannot open: %s", strerror(-r));
+	}
+	(void)posix_fadvise(fd, 0, HIB_PAGE_SIZE, POSIX_FADV_DONTNEED);
+	r = hib_pread_full(fd, via_fs, HIB_PAGE_SIZE, 0);
+	if (r == 0)
+		r = hib_target_read(t, hib_target_sig_offset(t), via_dev, HIB_PAGE_SIZE);
+	if (r < 0)
+		return hib_error_set(err, r, "cannot read its first page: %s", strerror(-r));
+	if (memcmp(via_fs, via_dev, HIB_PAGE_SIZE) != 0)
+		return hib_error_set(err, -EIO,
+				     "its first page reads differently through %s at page %llu than "
+				     "through the filesystem; run sync and try again",
+				     t->path, (unsigned long long)t->offset_pages);
+	t->file_dev = st.st_dev;
+	t->file_ino = st.st_ino;
+	/* Its free-state signature, or the one our tail saved. */
+	sig = via_dev + HIB_PAGE_SIZE - HIB_SIG_LEN;
+	if (hib_tail_is_ours(via_dev))
+		sig = via_dev + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN; /* orig_sig */
+	if (memcmp(sig, HIB_FILE_SIG, HIB_SIG_LEN) == 0)
+		t->kind = HIB_TARGET_PLAINFILE;
+	else if (memcmp(sig, HIB_SWAP_SIG, HIB_SIG_LEN) == 0)
+		t->kind = HIB_TARGET_SWAPFILE;
+	else
+		return hib_error_set(err, -EMEDIUMTYPE,
+				     "it is neither a swap file (mkswap) nor an image file "
+				     "(hibernate prepare-file)");
+	return 0;
+}
+
+/* hib_target_open_file's work; @err gets the reason alone. */
+static int open_file(const char *path, bool writable, struct hib_target **ret,
+		     struct hib_error *err)
+{
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	struct hib_filemap m;
+	int r;
+
+	r = hib_filemap_read(path, &m, err);
 	if (r < 0)
 		return r;
 	r = hib_target_open(m.device, m.first_page, writable, &t);
 	if (r < 0) {
-		snprintf(why, whylen, "cannot open its device %s: %s", m.device, strerror(-r));
+		hib_error_set(err, r, "cannot open its device %s: %s", m.device, strerror(-r));
 		hib_filemap_free(&m);
 		return r;
 	}
@@ -194,52 +236,22 @@ int hib_target_open_file(const char *path, bool writable, struct hib_target **re
 	t->file_ino = 0;
 	hib_filemap_free(&m);
 	if (!t->file)
-		return -ENOMEM;
-
-	/* Trust the map only if the device shows the file's first page where it says. */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, whylen, "cannot open: %s", strerror(errno));
-		return -errno;
-	}
-	(void)posix_fadvise(fd, 0, HIB_PAGE_SIZE, POSIX_FADV_DONTNEED);
-	r = hib_pread_full(fd, via_fs, HIB_PAGE_SIZE, 0);
-	if (r == 0)
-		r = hib_target_read(t, hib_target_sig_offset(t), via_dev, HIB_PAGE_SIZE);
-	if (r < 0) {
-		snprintf(why, whylen, "cannot read its first page: %s", strerror(-r));
+		return hib_error_ensure(err, -ENOMEM);
+	r = check_first_page(t, path, err);
+	if (r < 0)
 		return r;
-	}
-	if (memcmp(via_fs, via_dev, HIB_PAGE_SIZE) != 0) {
-		snprintf(why, whylen,
-			 "its first page reads differently through %s at page %llu than "
-			 "through the filesystem; run sync and try again",
-			 t->path, (unsigned long long)t->offset_pages);
-		return -EIO;
-	}
-	{
-		struct stat st;
-		if (fstat(fd, &st) == 0) {
-			t->file_dev = st.st_dev;
-			t->file_ino = st.st_ino;
-		}
-	}
-	/* What the file is meant to be: its free-state signature, or the one our tail saved. */
-	sig = via_dev + HIB_PAGE_SIZE - HIB_SIG_LEN;
-	if (hib_tail_is_ours(via_dev))
-		sig = via_dev + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN; /* orig_sig */
-	if (memcmp(sig, HIB_FILE_SIG, HIB_SIG_LEN) == 0)
-		t->kind = HIB_TARGET_PLAINFILE;
-	else if (memcmp(sig, HIB_SWAP_SIG, HIB_SIG_LEN) == 0)
-		t->kind = HIB_TARGET_SWAPFILE;
-	else {
-		snprintf(why, whylen,
-			 "it is neither a swap file (mkswap) nor an image file (hibernate "
-			 "prepare-file)");
-		return -EMEDIUMTYPE;
-	}
 	*ret = TAKE_PTR(t);
 	return 0;
+}
+
+int hib_target_open_file(const char *path, bool writable, struct hib_target **ret,
+			 struct hib_error *err)
+{
+	int r;
+
+	hib_error_clear(err);
+	r = open_file(path, writable, ret, err);
+	return r < 0 ? hib_error_prefix(err, r, "%s: cannot be a hibernation target: ", path) : 0;
 }
 
 enum hib_target_kind hib_target_kind(const struct hib_target *t)
@@ -416,9 +428,8 @@ static int match_target(const char *path, const char *type, void *ud)
 	/* A swap file named by device and offset (resume= resume_offset=): map it. */
 	if (t->is_blk && st.st_dev == t->dev && t->offset_pages > 0) {
 		struct hib_filemap m;
-		char why[256];
 		int hit = 0;
-		if (hib_filemap_read(path, &m, why, sizeof(why)) == 0) {
+		if (hib_filemap_read(path, &m, NULL) == 0) {
 			hit = m.first_page == t->offset_pages;
 			hib_filemap_free(&m);
 		}
