@@ -122,10 +122,17 @@ const char *hib_target_file(const struct hib_target *t);
 int hib_prepare_file(const char *path, uint64_t bytes, struct hib_error *err);
 void hib_target_closep(struct hib_target **t);
 
+/* What is opened: the device (the one under a file target's file), or a disk image file. */
 const char *hib_target_path(const struct hib_target *t);
+/* What messages call the target: the file of a file target, else hib_target_path. */
+const char *hib_target_name(const struct hib_target *t);
 dev_t hib_target_devnum(const struct hib_target *t);      /* 0 for a regular file */
 uint64_t hib_target_offset_pages(const struct hib_target *t);
 uint64_t hib_target_size(const struct hib_target *t);      /* bytes of the device/file */
+/* Opened for writing (hibernate, invalidate, resume's invalidation)? */
+bool hib_target_writable(const struct hib_target *t);
+/* Bytes of a file target's file; 0 for other targets. */
+uint64_t hib_target_file_size(const struct hib_target *t);
 
 /* Read page 0 and say what it holds. */
 int hib_target_probe(struct hib_target *t, enum hib_sig_state *ret);
@@ -137,6 +144,10 @@ const char *hib_sig_state_name(enum hib_sig_state s);
  * Returns 1 active, 0 not, -errno when the table can't be read.
  */
 int hib_target_swap_active(const struct hib_target *t, const char *proc_swaps);
+/* Is the swap area /proc/swaps names @swaps_name (\ooo escapes and all) this
+ * target? By identity, not by name: /dev/vda1 and /dev/disk/by-uuid/… are the
+ * same area, and so are a swap file and its device at its first page. */
+bool hib_target_is_area(const struct hib_target *t, const char *swaps_name);
 
 /*
  * Pick the target when none is given: the kernel command line's resume= and

@@ -784,7 +784,7 @@ static int do_hibernate(void)
 	r = pick_target(true, &t);
 	if (r < 0)
 		return EXIT_FAILURE;
-	name = hib_target_file(t) ? hib_target_file(t) : hib_target_path(t);
+	name = hib_target_name(t);
 	/* Ask before the hooks switch consoles or stop anything. */
 	if (ctl.cfg.encrypt) {
 		static struct secret_buf b2;

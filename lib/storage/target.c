@@ -19,7 +19,7 @@
 #include <linux/fs.h>
 
 #include "storage/filemap.h"
-#include "storage/target.h"
+#include "storage/target-priv.h"
 #include "util/error.h"
 #include "util/util.h"
 
@@ -314,6 +314,36 @@ const char *hib_target_path(const struct hib_target *t)
 	return t->path;
 }
 
+const char *hib_target_name(const struct hib_target *t)
+{
+	return t->file ? t->file : t->path;
+}
+
+bool hib_target_writable(const struct hib_target *t)
+{
+	return t->writable;
+}
+
+uint64_t hib_target_file_size(const struct hib_target *t)
+{
+	return t->file ? t->file_map.pages * HIB_PAGE_SIZE : 0;
+}
+
+bool hib_target_is_swap(const struct hib_target *t)
+{
+	return t->kind != HIB_TARGET_PLAINFILE;
+}
+
+uint64_t hib_target_sig_offset(const struct hib_target *t)
+{
+	return t->offset_pages * HIB_PAGE_SIZE;
+}
+
+int hib_target_fd(const struct hib_target *t)
+{
+	return t->fd;
+}
+
 dev_t hib_target_devnum(const struct hib_target *t)
 {
 	return t->dev;
@@ -411,31 +441,45 @@ static int for_each_swap(const char *proc_swaps, int (*fn)(const char *path, con
 	return r;
 }
 
-static int match_target(const char *path, const char *type, void *ud)
+/* hib_target_is_area for a name already unescaped. */
+static bool is_area(const struct hib_target *t, const char *path)
 {
-	const struct hib_target *t = ud;
 	struct stat st;
 
-	(void)type;
 	if (stat(path, &st) < 0)
-		return 0;
+		return false;
 	if (S_ISBLK(st.st_mode))
 		return t->is_blk && st.st_rdev == t->dev && t->offset_pages == 0;
 	if (!S_ISREG(st.st_mode))
-		return 0;
+		return false;
 	if (t->file_ino)
 		return st.st_dev == t->file_dev && st.st_ino == t->file_ino;
 	/* A swap file named by device and offset (resume= resume_offset=): map it. */
 	if (t->is_blk && st.st_dev == t->dev && t->offset_pages > 0) {
 		struct hib_filemap m;
-		int hit = 0;
+		bool hit = false;
 		if (hib_filemap_read(path, &m, NULL) == 0) {
 			hit = m.first_page == t->offset_pages;
 			hib_filemap_free(&m);
 		}
 		return hit;
 	}
-	return 0;
+	return false;
+}
+
+bool hib_target_is_area(const struct hib_target *t, const char *swaps_name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s", swaps_name);
+	unescape_octal(path);
+	return is_area(t, path);
+}
+
+static int match_target(const char *path, const char *type, void *ud)
+{
+	(void)type;
+	return is_area(ud, path);
 }
 
 int hib_target_swap_active(const struct hib_target *t, const char *proc_swaps)
