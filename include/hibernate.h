@@ -149,15 +149,51 @@ int hib_target_swap_active(const struct hib_target *t, const char *proc_swaps);
  * same area, and so are a swap file and its device at its first page. */
 bool hib_target_is_area(const struct hib_target *t, const char *swaps_name);
 
+/* Where hib_target_resolve found the target. */
+enum hib_target_source {
+	HIB_TARGET_FROM_SPEC = 0,      /* hib_target_open*(): the caller named it */
+	HIB_TARGET_FROM_OPTION = 1,    /* --device */
+	HIB_TARGET_FROM_CONFIG = 2,    /* device = in the configuration file */
+	HIB_TARGET_FROM_CMDLINE = 3,   /* resume= on the kernel command line */
+	HIB_TARGET_FROM_ONLY_SWAP = 4, /* the only active swap partition */
+};
+
+/* The configuration file whose device = and offset = a request carries. */
+#define HIB_CONFIG_PATH "/etc/hibernate.conf"
+
+/* What hib_target_resolve chooses from. */
+struct hib_target_request {
+	const char *spec;             /* --device, or NULL */
+	uint64_t offset_pages;        /* --offset, when offset_set */
+	bool offset_set;
+	const char *config_spec;      /* device = in the config file, or NULL */
+	uint64_t config_offset_pages; /* offset = in the config file, when config_offset_set */
+	bool config_offset_set;
+	const char *cmdline;          /* the kernel command line's text; NULL reads /proc/cmdline */
+	const char *proc_swaps;       /* NULL for /proc/swaps */
+	bool writable;
+	bool file_target;             /* a regular file named without an offset is opened with
+					 hib_target_open_file (hibernate writes the blocks under
+					 it), not as a disk image */
+};
+
 /*
- * Pick the target when none is given: the kernel command line's resume= and
- * resume_offset= (@cmdline: its text, NULL to read /proc/cmdline), else the
- * only active swap partition (@proc_swaps, NULL for /proc/swaps).
- * Writes a malloc'ed spec and the offset. -ENOENT: nothing found; -ENOTUNIQ:
- * several swap areas and nothing says which.
+ * Choose the target, in the documented order, and open it: @req->spec, else
+ * @req->config_spec, else the kernel command line's resume=, else the only
+ * active swap partition. The offset is --offset if set, else offset = if
+ * set, else resume_offset= when resume= chose, else 0. With
+ * @req->file_target, a regular file chosen while neither offset is set is a
+ * file target. hib_target_source() then says which rung chose.
+ * -ENOTUNIQ: several swap partitions are active and nothing says which;
+ * -ENOENT: nothing names a target, or what is named does not exist; else as
+ * hib_target_open and hib_target_open_file. @err says which, and what to do.
  */
-int hib_target_guess(const char *cmdline, const char *proc_swaps, char **ret_spec,
-		     uint64_t *ret_offset_pages);
+int hib_target_resolve(const struct hib_target_request *req, struct hib_target **ret,
+		       struct hib_error *err);
+enum hib_target_source hib_target_source(const struct hib_target *t);
+/* How it was chosen, to follow the word "chosen": "by --device", "by resume= on the
+ * kernel command line", "as the only active swap partition", … */
+const char *hib_target_source_name(enum hib_target_source s);
 
 /* Parse resume= / resume_offset= / noresume from a kernel command line. */
 struct hib_cmdline {

@@ -440,70 +440,38 @@ static void parse_args(int argc, char **argv)
 	}
 }
 
+/* --device and --offset over the config file's device = and offset =. */
+static struct hib_target_request target_request(void)
+{
+	return (struct hib_target_request){
+		.spec = ctl.device,
+		.offset_pages = ctl.offset,
+		.offset_set = ctl.offset_set,
+		.config_spec = ctl.cfg.device,
+		.config_offset_pages = ctl.cfg.offset,
+		.config_offset_set = ctl.cfg.offset_set,
+	};
+}
+
 /* --device, then the config file, then the kernel command line and /proc/swaps. */
 static int pick_target(bool writable, struct hib_target **ret)
 {
-	const char *spec = ctl.device ? ctl.device : ctl.cfg.device;
-	uint64_t offset = ctl.offset_set ? ctl.offset : ctl.cfg.offset;
-	char *guessed = NULL;
+	struct hib_target_request req = target_request();
+	struct hib_error err;
 	int r;
 
-	if (!spec) {
-		uint64_t off = 0;
-		r = hib_target_guess(NULL, NULL, &guessed, &off);
-		if (r == -ENOTUNIQ) {
-			say("several swap areas are active and none is configured: name one with "
-			    "--device, 'device =' in %s, or resume= on the kernel command line",
-			    HIB_CONFIG_PATH);
-			return r;
-		}
-		if (r < 0) {
-			say("no target: no --device, no 'device =' in %s, no resume= on the kernel "
-			    "command line, and no active swap partition",
-			    HIB_CONFIG_PATH);
-			return r;
-		}
-		spec = guessed;
-		if (!ctl.offset_set && !ctl.cfg.offset_set)
-			offset = off;
-	}
+	req.writable = writable;
 	/* A swap file or image file: hibernate writes to the blocks under it. Reading
 	 * (status) and invalidating go through the filesystem, which is right then. */
-	if (ctl.cmd == CMD_HIBERNATE && !ctl.offset_set) {
-		struct stat st;
-		if (stat(spec, &st) == 0 && S_ISREG(st.st_mode)) {
-			struct hib_error err;
-			r = hib_target_open_file(spec, writable, ret, &err);
-			if (r < 0)
-				say("%s", err.msg);
-			free(guessed);
-			return r;
-		}
-	}
-	r = hib_target_open(spec, offset, writable, ret);
+	req.file_target = ctl.cmd == CMD_HIBERNATE;
+	r = hib_target_resolve(&req, ret, &err);
 	if (r < 0) {
-		switch (r) {
-		case -ENOENT:
-			say("%s: no such device", spec);
-			break;
-		case -ENODEV:
-			say("%s: not a block device or regular file", spec);
-			break;
-		case -EINVAL:
-			say("%s: not a device: use a /dev path, UUID=, LABEL=, PARTUUID=, MAJ:MIN "
-			    "or the kernel's hex device number",
-			    spec);
-			break;
-		case -ERANGE:
-			say("%s: offset %" PRIu64 " pages lies beyond the end of the device", spec,
-			    offset);
-			break;
-		default:
-			say("%s: cannot open: %s", spec, strerror(-r));
-		}
+		say("%s", err.msg);
+		return r;
 	}
-	free(guessed);
-	return r;
+	tlog(HIB_LOG_INFO, "target %s, chosen %s", hib_target_name(*ret),
+	     hib_target_source_name(hib_target_source(*ret)));
+	return 0;
 }
 
 static int snapshot_open(enum hib_snapshot_mode mode, struct hib_snapshot **ret)
@@ -740,9 +708,7 @@ static int do_doctor(void)
 {
 	struct hib_doctor_input in = {
 		.root = getenv("HIBERNATE_DOCTOR_ROOT"),
-		.device = ctl.device ? ctl.device : ctl.cfg.device,
-		.offset = ctl.offset_set ? ctl.offset : ctl.cfg.offset,
-		.offset_set = ctl.offset_set || ctl.cfg.offset_set,
+		.target = target_request(),
 		.image_size = ctl.cfg.opts.image_size,
 	};
 	int worst = hib_doctor(&in, doctor_line, NULL);

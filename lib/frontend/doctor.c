@@ -17,9 +17,6 @@
 #include <sys/utsname.h>
 
 #include "frontend/doctor.h"
-#include "storage/filemap.h"
-#include "storage/target.h"
-#include "util/error.h"
 #include "util/util.h"
 
 struct ctx {
@@ -262,7 +259,7 @@ static void check_space(struct ctx *c, const struct swaps_seen *sw, const struct
 		report(c, HIB_DOCTOR_FAIL, "space",
 		       "%" PRIu64 " MiB free for an image of up to %" PRIu64 " MiB: make the swap "
 		       "area larger, or set image-size in %s",
-		       avail >> 20, need >> 20, HIB_DOCTOR_CONF);
+		       avail >> 20, need >> 20, HIB_CONFIG_PATH);
 }
 
 /* A file target: resume finds it by resume= and resume_offset=. */
@@ -296,76 +293,44 @@ static void check_resume_offset(struct ctx *c, const struct hib_target *t)
 	}
 }
 
+/* What hibernate would write to, found as hibernate finds it (but only read). */
 static void check_target(struct ctx *c, const struct swaps_seen *sw)
 {
-	const struct hib_doctor_input *in = c->in;
-	struct hib_target *t = NULL;
-	enum hib_sig_state st;
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	struct hib_target_request req = c->in->target;
+	char swaps[PATH_MAX];
 	struct hib_error err;
-	char *spec = NULL;
-	uint64_t off = in->offset;
+	enum hib_sig_state st;
+	const char *name;
 	int r;
 
-	if (in->device) {
-		spec = strdup(in->device);
-	} else {
-		char swaps[PATH_MAX];
-		path_of(c, "/proc/swaps", swaps, sizeof(swaps));
-		r = hib_target_guess(c->cmdline, swaps, &spec, &off);
-		if (r == -ENOTUNIQ) {
-			report(c, HIB_DOCTOR_FAIL, "target",
-			       "several swap areas are active and none is chosen: set device = in "
-			       "%s or resume= on the kernel command line", HIB_DOCTOR_CONF);
-			return;
-		}
-		if (r < 0) {
-			report(c, HIB_DOCTOR_FAIL, "target",
-			       "no target: no device = in %s, no resume= on the kernel command line "
-			       "and no active swap partition. Make one (mkswap + swapon, a swap "
-			       "file, or hibernate prepare-file) and name it",
-			       HIB_DOCTOR_CONF);
-			return;
-		}
-	}
-	if (!spec)
-		return;
-	hib_error_clear(&err);
-	{
-		struct stat sst;
-		if (!in->offset_set && stat(spec, &sst) == 0 && S_ISREG(sst.st_mode))
-			r = hib_target_open_file(spec, false, &t, &err);
-		else
-			r = hib_target_open(spec, off, false, &t);
-	}
-	if (r < 0 && err.msg[0]) {
-		report(c, HIB_DOCTOR_FAIL, "target", "%s", err.msg);
-		free(spec);
-		return;
-	}
+	path_of(c, "/proc/swaps", swaps, sizeof(swaps));
+	req.cmdline = c->cmdline;
+	req.proc_swaps = swaps;
+	req.writable = false;
+	req.file_target = true;
+	r = hib_target_resolve(&req, &t, &err);
 	if (r < 0) {
-		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot be used: %s", spec,
-		       r == -ENOENT ? "no such device (check the UUID or path)"
-		       : r == -ERANGE ? "the offset lies beyond its end"
-				      : strerror(-r));
-		free(spec);
+		report(c, HIB_DOCTOR_FAIL, "target", "%s", err.msg);
 		return;
 	}
+	name = hib_target_name(t);
 	r = hib_target_probe(t, &st);
 	if (r < 0) {
-		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot read its first page: %s", spec,
+		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot read its first page: %s", name,
 		       strerror(-r));
 	} else if (st == HIB_SIG_SWAP || st == HIB_SIG_FILE) {
-		report(c, HIB_DOCTOR_PASS, "target", "%s: %s", hib_target_name(t),
-		       hib_sig_state_name(st));
+		report(c, HIB_DOCTOR_PASS, "target", "%s: %s; chosen %s", name,
+		       hib_sig_state_name(st), hib_target_source_name(hib_target_source(t)));
 	} else if (st == HIB_SIG_IMAGE || st == HIB_SIG_BROKEN) {
 		report(c, HIB_DOCTOR_WARN, "target",
 		       "%s holds an image that was not resumed: resume it, or hibernate invalidate",
-		       spec);
+		       name);
 	} else {
 		report(c, HIB_DOCTOR_FAIL, "target",
 		       "%s is %s: hibernate will not write to it. mkswap it if it is meant as swap, "
 		       "or name the right device",
-		       spec, hib_sig_state_name(st));
+		       name, hib_sig_state_name(st));
 	}
 
 	/* Room, only on a target hibernate would write to: the room of a device
@@ -376,8 +341,6 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 
 	check_resume_offset(c, t);
 	check_crypt(c, t);
-	hib_target_close(t);
-	free(spec);
 }
 
 /* Does the initramfs of the running kernel carry `hibernate resume`? */

@@ -24,6 +24,7 @@ struct hib_target {
 	bool writable;
 	uint64_t offset_pages;  /* where the swap header sits */
 	uint64_t size;          /* bytes */
+	enum hib_target_source source; /* which rung of hib_target_resolve chose it */
 };
 
 #endif

@@ -38,6 +38,26 @@ int hib_target_write_logical(struct hib_target *t, const struct hib_extmap *m, u
 /* 0 when [@off, @off + @len) is page aligned and inside the target, else -ERANGE. */
 int hib_target_check_range(const struct hib_target *t, uint64_t off, size_t len);
 
+/* What a spec names (spec.c): the device's path (or a file's), malloc'ed.
+ * -EINVAL: malformed; -ENOENT: no such device. */
+int hib_target_spec_path(const char *spec, char **ret);
+
+/* /proc/swaps (swaps.c): the only active swap partition's path, malloc'ed.
+ * -ENOENT: none, or no table; -ENOTUNIQ: several; else the table's -errno. */
+int hib_swaps_only_partition(const char *proc_swaps, char **ret_path);
+
+/* The target order without opening anything (resolve.c): which spec, at
+ * which offset, and which rung chose it. */
+struct hib_target_choice {
+	char *spec;                    /* malloc'ed */
+	uint64_t offset_pages;
+	bool offset_set;               /* by --offset or offset =, not by resume_offset= */
+	enum hib_target_source source;
+};
+int hib_target_choose(const struct hib_target_request *req, struct hib_target_choice *ret,
+		      struct hib_error *err);
+void hib_target_choice_free(struct hib_target_choice *c);
+
 /* The signature page (swapsig.c). */
 int hib_sig_read(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE], enum hib_sig_state *ret);
 /* Put @tail at the end of @orig_page and write it as page 0, then sync. */
