@@ -84,7 +84,8 @@ int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error
 		return hib_error_set(err, -EINVAL, "not a regular file");
 	if (st.st_size < (off_t)(2 * HIB_PAGE_SIZE) || st.st_size % HIB_PAGE_SIZE)
 		return hib_error_set(err, -EINVAL,
-				     "its size (%lld bytes) is not a whole number of pages (at least 2)",
+				     "its size (%lld bytes) is not a whole number of pages "
+				     "(at least 2)",
 				     (long long)st.st_size);
 	snprintf(m.fstype, sizeof(m.fstype), "%s", fs_name(sfs.f_type));
 	if ((unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
@@ -124,8 +125,9 @@ int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error
 			}
 			if (lo > next) {
 				r = hib_error_set(err, -EINVAL,
-						  "it has a hole at byte %llu; write every byte (dd "
-						  "if=/dev/zero) instead of truncating or fallocating",
+						  "it has a hole at byte %llu; write every byte "
+						  "(dd if=/dev/zero) instead of truncating or "
+						  "fallocating",
 						  (unsigned long long)next);
 				goto fail;
 			}

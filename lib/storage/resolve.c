@@ -47,7 +47,8 @@ static int choose_from_system(const struct hib_target_request *req, struct hib_t
 	}
 	r = hib_cmdline_parse(cmdline, &kc);
 	if (r < 0)
-		return hib_error_set(err, r, "the kernel command line: %s", strerror(-r));
+		return hib_error_set(err, r, "choosing the target from the kernel command line: %s",
+				     strerror(-r));
 	if (kc.resume) {
 		c->spec = TAKE_PTR(kc.resume);
 		c->offset_pages = kc.resume_offset;
@@ -57,20 +58,21 @@ static int choose_from_system(const struct hib_target_request *req, struct hib_t
 	r = hib_swaps_only_partition(req->proc_swaps, &c->spec);
 	if (r == -ENOTUNIQ)
 		return hib_error_set(err, r,
-				     "several swap areas are active and none is configured: name one "
-				     "with --device, 'device =' in %s, or resume= on the kernel "
-				     "command line",
+				     "several swap areas are active and none is configured: name "
+				     "one with --device, 'device =' in %s, or resume= on the "
+				     "kernel command line",
 				     HIB_CONFIG_PATH);
 	if (r == -ENOENT)
 		return hib_error_set(err, r,
-				     "no target: no device = in %s, no resume= on the kernel command "
-				     "line and no active swap partition. Make one (mkswap + swapon, a "
-				     "swap file, or hibernate prepare-file) and name it with --device, "
-				     "device = or resume=",
+				     "no target: no device = in %s, no resume= on the kernel "
+				     "command line and no active swap partition. Make one (mkswap "
+				     "+ swapon, a swap file, or hibernate prepare-file) and name "
+				     "it with --device, device = or resume=",
 				     HIB_CONFIG_PATH);
 	if (r < 0)
-		return hib_error_set(err, r, "%s: cannot read the active swap areas: %s",
-				     req->proc_swaps ? req->proc_swaps : "/proc/swaps", strerror(-r));
+		return hib_error_set(err, r, "choosing the target from %s: %s",
+				     req->proc_swaps ? req->proc_swaps : "/proc/swaps",
+				     strerror(-r));
 	c->source = HIB_TARGET_FROM_ONLY_SWAP;
 	return 0;
 }
@@ -124,7 +126,8 @@ static int open_error(struct hib_error *err, int r, const char *spec, uint64_t o
 				     spec);
 	case -ERANGE:
 		return hib_error_set(err, r,
-				     "%s: offset %" PRIu64 " pages lies beyond the end of the device",
+				     "%s: offset %" PRIu64 " pages lies beyond the end of the "
+				     "device",
 				     spec, offset_pages);
 	}
 	return hib_error_set(err, r, "%s: cannot open: %s", spec, strerror(-r));

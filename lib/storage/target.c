@@ -94,8 +94,8 @@ static int check_first_page(struct hib_target *t, const char *path, struct hib_e
 		return hib_error_set(err, r, "cannot read its first page: %s", strerror(-r));
 	if (memcmp(via_fs, via_dev, HIB_PAGE_SIZE) != 0)
 		return hib_error_set(err, -EIO,
-				     "its first page reads differently through %s at page %llu than "
-				     "through the filesystem; run sync and try again",
+				     "its first page reads differently through %s at page %llu "
+				     "than through the filesystem; run sync and try again",
 				     t->path, (unsigned long long)t->offset_pages);
 	t->file_dev = st.st_dev;
 	t->file_ino = st.st_ino;
