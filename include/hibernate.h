@@ -9,8 +9,8 @@
  *   Nothing here prints to stdout/stderr or exits: messages go through the
  *   log callback (hib_set_log), and the caller owns the terminal.
  *
- * Sections: logging · targets · snapshot devices · options · the cycle ·
- *           images on disk.
+ * Sections: logging · errors · targets · snapshot devices · options ·
+ *           the cycle · images on disk.
  */
 #ifndef HIBERNATE_H
 #define HIBERNATE_H
@@ -45,6 +45,22 @@ void hib_set_log(hib_log_fn fn, void *userdata);
 
 /* Progress of a long phase: done and total in bytes of the stream. */
 typedef void (*hib_progress_fn)(const char *phase, uint64_t done, uint64_t total, void *userdata);
+
+/* ======================================================================= */
+/* Errors                                                                  */
+/* ======================================================================= */
+
+/*
+ * Why a call failed, in words for the user. A function that takes one (@err,
+ * which may be NULL) clears it on entry and fills it on every failure path,
+ * -ENOMEM included: @error is the negative errno it returns, @msg one
+ * complete message naming the object (file, device, spec) and, where there
+ * is one, the fix. After a success @error is 0 and @msg is "".
+ */
+struct hib_error {
+	int error;
+	char msg[1024];
+};
 
 /* ======================================================================= */
 /* Targets: where the image lives                                          */
@@ -84,13 +100,14 @@ int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
 		    struct hib_target **ret);
 /*
  * Open a swap file or prepared image file through the device under it: the
- * file is mapped with FIEMAP (see hib_file_locate for what is refused, with
- * @why), its filesystem's block device is opened, and the target's page 0
- * is the file's first page. The mapping is checked by reading that page both
- * through the filesystem and through the device.
+ * file is mapped with FIEMAP (see hib_file_locate for what is refused), its
+ * filesystem's block device is opened, and the target's page 0 is the file's
+ * first page. The mapping is checked by reading that page both through the
+ * filesystem and through the device. @err: "FILE: cannot be a hibernation
+ * target: why".
  */
-int hib_target_open_file(const char *path, bool writable, struct hib_target **ret, char *why,
-			 size_t whylen);
+int hib_target_open_file(const char *path, bool writable, struct hib_target **ret,
+			 struct hib_error *err);
 void hib_target_close(struct hib_target *t);
 enum hib_target_kind hib_target_kind(const struct hib_target *t);
 /* The swap file or image file behind a file target, else NULL. */
@@ -100,15 +117,22 @@ const char *hib_target_file(const struct hib_target *t);
  * Make @path (a regular file on ext4 or xfs) a plain image file of @bytes:
  * every byte written (no holes, no unwritten extents), synced, and marked
  * HIBIMGFILE in its first page. Refuses to overwrite a file that exists
- * unless it is already one. @why says why on failure.
+ * unless it is already one. @err: "FILE: why".
  */
-int hib_prepare_file(const char *path, uint64_t bytes, char *why, size_t whylen);
+int hib_prepare_file(const char *path, uint64_t bytes, struct hib_error *err);
 void hib_target_closep(struct hib_target **t);
 
+/* What is opened: the device (the one under a file target's file), or a disk image file. */
 const char *hib_target_path(const struct hib_target *t);
+/* What messages call the target: the file of a file target, else hib_target_path. */
+const char *hib_target_name(const struct hib_target *t);
 dev_t hib_target_devnum(const struct hib_target *t);      /* 0 for a regular file */
 uint64_t hib_target_offset_pages(const struct hib_target *t);
 uint64_t hib_target_size(const struct hib_target *t);      /* bytes of the device/file */
+/* Opened for writing (hibernate, invalidate, resume's invalidation)? */
+bool hib_target_writable(const struct hib_target *t);
+/* Bytes of a file target's file; 0 for other targets. */
+uint64_t hib_target_file_size(const struct hib_target *t);
 
 /* Read page 0 and say what it holds. */
 int hib_target_probe(struct hib_target *t, enum hib_sig_state *ret);
@@ -120,16 +144,56 @@ const char *hib_sig_state_name(enum hib_sig_state s);
  * Returns 1 active, 0 not, -errno when the table can't be read.
  */
 int hib_target_swap_active(const struct hib_target *t, const char *proc_swaps);
+/* Is the swap area /proc/swaps names @swaps_name (\ooo escapes and all) this
+ * target? By identity, not by name: /dev/vda1 and /dev/disk/by-uuid/… are the
+ * same area, and so are a swap file and its device at its first page. */
+bool hib_target_is_area(const struct hib_target *t, const char *swaps_name);
+
+/* Where hib_target_resolve found the target. */
+enum hib_target_source {
+	HIB_TARGET_FROM_SPEC = 0,      /* hib_target_open*(): the caller named it */
+	HIB_TARGET_FROM_OPTION = 1,    /* --device */
+	HIB_TARGET_FROM_CONFIG = 2,    /* device = in the configuration file */
+	HIB_TARGET_FROM_CMDLINE = 3,   /* resume= on the kernel command line */
+	HIB_TARGET_FROM_ONLY_SWAP = 4, /* the only active swap partition */
+};
+
+/* The configuration file whose device = and offset = a request carries. */
+#define HIB_CONFIG_PATH "/etc/hibernate.conf"
+
+/* What hib_target_resolve chooses from. */
+struct hib_target_request {
+	const char *spec;             /* --device, or NULL */
+	uint64_t offset_pages;        /* --offset, when offset_set */
+	bool offset_set;
+	const char *config_spec;      /* device = in the config file, or NULL */
+	uint64_t config_offset_pages; /* offset = in the config file, when config_offset_set */
+	bool config_offset_set;
+	const char *cmdline;          /* the kernel command line's text; NULL reads /proc/cmdline */
+	const char *proc_swaps;       /* NULL for /proc/swaps */
+	bool writable;
+	bool file_target;             /* a regular file named without an offset is opened with
+					 hib_target_open_file (hibernate writes the blocks under
+					 it), not as a disk image */
+};
 
 /*
- * Pick the target when none is given: the kernel command line's resume= and
- * resume_offset= (@cmdline: its text, NULL to read /proc/cmdline), else the
- * only active swap partition (@proc_swaps, NULL for /proc/swaps).
- * Writes a malloc'ed spec and the offset. -ENOENT: nothing found; -ENOTUNIQ:
- * several swap areas and nothing says which.
+ * Choose the target, in the documented order, and open it: @req->spec, else
+ * @req->config_spec, else the kernel command line's resume=, else the only
+ * active swap partition. The offset is --offset if set, else offset = if
+ * set, else resume_offset= when resume= chose, else 0. With
+ * @req->file_target, a regular file chosen while neither offset is set is a
+ * file target. hib_target_source() then says which rung chose.
+ * -ENOTUNIQ: several swap partitions are active and nothing says which;
+ * -ENOENT: nothing names a target, or what is named does not exist; else as
+ * hib_target_open and hib_target_open_file. @err says which, and what to do.
  */
-int hib_target_guess(const char *cmdline, const char *proc_swaps, char **ret_spec,
-		     uint64_t *ret_offset_pages);
+int hib_target_resolve(const struct hib_target_request *req, struct hib_target **ret,
+		       struct hib_error *err);
+enum hib_target_source hib_target_source(const struct hib_target *t);
+/* How it was chosen, to follow the word "chosen": "by --device", "by resume= on the
+ * kernel command line", "as the only active swap partition", … */
+const char *hib_target_source_name(enum hib_target_source s);
 
 /* Parse resume= / resume_offset= / noresume from a kernel command line. */
 struct hib_cmdline {
@@ -145,8 +209,8 @@ void hib_cmdline_free(struct hib_cmdline *c);
  * Where a file lives on its block device (`hibernate offset`): the
  * filesystem's device and UUID and the file's first page on it, which is
  * what resume= and resume_offset= name. Refuses files with holes, shared,
- * encoded, unwritten or inline extents, and btrfs; @why (NUL-terminated,
- * @whylen bytes) then says why. Strings are malloc'ed.
+ * encoded, unwritten or inline extents, and btrfs; @err then says "FILE:
+ * cannot be located for resume: why". Strings are malloc'ed.
  */
 struct hib_file_location {
 	char *device;
@@ -156,7 +220,7 @@ struct hib_file_location {
 	uint64_t extents;
 	char fstype[16];
 };
-int hib_file_locate(const char *path, struct hib_file_location *ret, char *why, size_t whylen);
+int hib_file_locate(const char *path, struct hib_file_location *ret, struct hib_error *err);
 void hib_file_location_free(struct hib_file_location *l);
 
 /* ======================================================================= */

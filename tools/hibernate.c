@@ -440,70 +440,38 @@ static void parse_args(int argc, char **argv)
 	}
 }
 
+/* --device and --offset over the config file's device = and offset =. */
+static struct hib_target_request target_request(void)
+{
+	return (struct hib_target_request){
+		.spec = ctl.device,
+		.offset_pages = ctl.offset,
+		.offset_set = ctl.offset_set,
+		.config_spec = ctl.cfg.device,
+		.config_offset_pages = ctl.cfg.offset,
+		.config_offset_set = ctl.cfg.offset_set,
+	};
+}
+
 /* --device, then the config file, then the kernel command line and /proc/swaps. */
 static int pick_target(bool writable, struct hib_target **ret)
 {
-	const char *spec = ctl.device ? ctl.device : ctl.cfg.device;
-	uint64_t offset = ctl.offset_set ? ctl.offset : ctl.cfg.offset;
-	char *guessed = NULL;
+	struct hib_target_request req = target_request();
+	struct hib_error err;
 	int r;
 
-	if (!spec) {
-		uint64_t off = 0;
-		r = hib_target_guess(NULL, NULL, &guessed, &off);
-		if (r == -ENOTUNIQ) {
-			say("several swap areas are active and none is configured: name one with "
-			    "--device, 'device =' in %s, or resume= on the kernel command line",
-			    HIB_CONFIG_PATH);
-			return r;
-		}
-		if (r < 0) {
-			say("no target: no --device, no 'device =' in %s, no resume= on the kernel "
-			    "command line, and no active swap partition",
-			    HIB_CONFIG_PATH);
-			return r;
-		}
-		spec = guessed;
-		if (!ctl.offset_set && !ctl.cfg.offset_set)
-			offset = off;
-	}
+	req.writable = writable;
 	/* A swap file or image file: hibernate writes to the blocks under it. Reading
 	 * (status) and invalidating go through the filesystem, which is right then. */
-	if (ctl.cmd == CMD_HIBERNATE && !ctl.offset_set) {
-		struct stat st;
-		if (stat(spec, &st) == 0 && S_ISREG(st.st_mode)) {
-			char why[512];
-			r = hib_target_open_file(spec, writable, ret, why, sizeof(why));
-			if (r < 0)
-				say("%s: cannot be a hibernation target: %s", spec, why);
-			free(guessed);
-			return r;
-		}
-	}
-	r = hib_target_open(spec, offset, writable, ret);
+	req.file_target = ctl.cmd == CMD_HIBERNATE;
+	r = hib_target_resolve(&req, ret, &err);
 	if (r < 0) {
-		switch (r) {
-		case -ENOENT:
-			say("%s: no such device", spec);
-			break;
-		case -ENODEV:
-			say("%s: not a block device or regular file", spec);
-			break;
-		case -EINVAL:
-			say("%s: not a device: use a /dev path, UUID=, LABEL=, PARTUUID=, MAJ:MIN "
-			    "or the kernel's hex device number",
-			    spec);
-			break;
-		case -ERANGE:
-			say("%s: offset %" PRIu64 " pages lies beyond the end of the device", spec,
-			    offset);
-			break;
-		default:
-			say("%s: cannot open: %s", spec, strerror(-r));
-		}
+		say("%s", err.msg);
+		return r;
 	}
-	free(guessed);
-	return r;
+	tlog(HIB_LOG_INFO, "target %s, chosen %s", hib_target_name(*ret),
+	     hib_target_source_name(hib_target_source(*ret)));
+	return 0;
 }
 
 static int snapshot_open(enum hib_snapshot_mode mode, struct hib_snapshot **ret)
@@ -740,9 +708,7 @@ static int do_doctor(void)
 {
 	struct hib_doctor_input in = {
 		.root = getenv("HIBERNATE_DOCTOR_ROOT"),
-		.device = ctl.device ? ctl.device : ctl.cfg.device,
-		.offset = ctl.offset_set ? ctl.offset : ctl.cfg.offset,
-		.offset_set = ctl.offset_set || ctl.cfg.offset_set,
+		.target = target_request(),
 		.image_size = ctl.cfg.opts.image_size,
 	};
 	int worst = hib_doctor(&in, doctor_line, NULL);
@@ -784,7 +750,7 @@ static int do_hibernate(void)
 	r = pick_target(true, &t);
 	if (r < 0)
 		return EXIT_FAILURE;
-	name = hib_target_file(t) ? hib_target_file(t) : hib_target_path(t);
+	name = hib_target_name(t);
 	/* Ask before the hooks switch consoles or stop anything. */
 	if (ctl.cfg.encrypt) {
 		static struct secret_buf b2;
@@ -902,11 +868,11 @@ static void print_location(const char *path, const struct hib_file_location *l)
 static int do_offset(void)
 {
 	struct hib_file_location l;
-	char why[512];
-	int r = hib_file_locate(ctl.args[0], &l, why, sizeof(why));
+	struct hib_error err;
+	int r = hib_file_locate(ctl.args[0], &l, &err);
 
 	if (r < 0) {
-		say("%s: cannot be located for resume: %s", ctl.args[0], why);
+		say("%s", err.msg);
 		return EXIT_FAILURE;
 	}
 	print_location(ctl.args[0], &l);
@@ -916,17 +882,18 @@ static int do_offset(void)
 
 static int do_prepare(void)
 {
-	char why[512], *end;
+	struct hib_error err;
 	unsigned long long mb;
+	char *end;
 	int r;
 
 	errno = 0;
 	mb = strtoull(ctl.args[1], &end, 10);
 	if (errno || *end || mb == 0 || mb > (1ull << 30) || ctl.args[1][0] == '-')
 		bad_usage("prepare-file: '%s' is not a size in MiB", ctl.args[1]);
-	r = hib_prepare_file(ctl.args[0], mb << 20, why, sizeof(why));
+	r = hib_prepare_file(ctl.args[0], mb << 20, &err);
 	if (r < 0) {
-		say("%s: %s", ctl.args[0], why);
+		say("%s", err.msg);
 		return EXIT_FAILURE;
 	}
 	tlog(HIB_LOG_PROGRESS, "%s: image file of %llu MiB ready; set device = %s in %s", ctl.args[0],

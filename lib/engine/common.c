@@ -108,11 +108,12 @@ int engine_image_load(struct hib_target *t, struct engine_image *ret)
 		r = hib_tail_check((const struct hib_sig_tail *)(page + HIB_PAGE_SIZE -
 								  HIB_SIG_TAIL_SIZE));
 		if (r == -EPROTO) {
-			log_err(r, "%s: the image was written in another format version", t->path);
+			log_err(r, "%s: the image was written in another format version",
+				hib_target_path(t));
 			return r;
 		}
 		/* -ENOENT here is a damaged magic or signature: not "no image". */
-		log_err(-EBADMSG, "%s: the image signature is damaged (%s)", t->path,
+		log_err(-EBADMSG, "%s: the image signature is damaged (%s)", hib_target_path(t),
 			r == -ENOENT ? "magic or signature bytes" : "checksum mismatch");
 		return -EBADMSG;
 	}
@@ -125,18 +126,18 @@ int engine_image_load(struct hib_target *t, struct engine_image *ret)
 		return -ENOMEM;
 	if (img.tail.header_offset == hib_target_sig_offset(t)) {
 		r = -EBADMSG;
-		log_err(r, "%s: the image header points at the signature page", t->path);
+		log_err(r, "%s: the image header points at the signature page", hib_target_path(t));
 		goto fail;
 	}
 	r = hib_target_read(t, img.tail.header_offset, img.hdr, HIB_PAGE_SIZE);
 	if (r < 0) {
-		log_err(r, "%s: cannot read the image header at byte %llu: %m", t->path,
+		log_err(r, "%s: cannot read the image header at byte %llu: %m", hib_target_path(t),
 			(unsigned long long)img.tail.header_offset);
 		goto fail;
 	}
 	r = hib_header_check(img.hdr, img.tail.image_id, img.tail.header_xxh3);
 	if (r < 0) {
-		log_err(r, "%s: the image header is corrupt (%s)", t->path,
+		log_err(r, "%s: the image header is corrupt (%s)", hib_target_path(t),
 			r == -EPROTO ? "another format version" : "checksum or field mismatch");
 		goto fail;
 	}
@@ -147,18 +148,18 @@ int engine_image_load(struct hib_target *t, struct engine_image *ret)
 
 		if (next == 0 || next == hib_target_sig_offset(t)) {
 			r = -EBADMSG;
-			log_err(r, "%s: the extent map chain ends early (page %u of %u)", t->path,
-				i, img.hdr->map_pages);
+			log_err(r, "%s: the extent map chain ends early (page %u of %u)",
+				hib_target_path(t), i, img.hdr->map_pages);
 			goto fail;
 		}
 		r = hib_target_read(t, next, page, HIB_PAGE_SIZE);
 		if (r < 0) {
-			log_err(r, "%s: cannot read extent map page %u: %m", t->path, i);
+			log_err(r, "%s: cannot read extent map page %u: %m", hib_target_path(t), i);
 			goto fail;
 		}
 		r = hib_map_page_check(mp, img.tail.image_id, i);
 		if (r < 0) {
-			log_err(r, "%s: extent map page %u is corrupt", t->path, i);
+			log_err(r, "%s: extent map page %u is corrupt", hib_target_path(t), i);
 			goto fail;
 		}
 		for (uint32_t k = 0; k < mp->count; k++) {
@@ -172,9 +173,10 @@ int engine_image_load(struct hib_target *t, struct engine_image *ret)
 	if (r < 0)
 		goto fail;
 	if (img.map.pages != img.hdr->data_pages ||
-	    extmap_check_bounds(&img.map, 0, t->size, hib_target_sig_offset(t)) < 0) {
+	    extmap_check_bounds(&img.map, 0, hib_target_size(t), hib_target_sig_offset(t)) < 0) {
 		r = -EBADMSG;
-		log_err(r, "%s: the extent map does not match the header or the device", t->path);
+		log_err(r, "%s: the extent map does not match the header or the device",
+			hib_target_path(t));
 		goto fail;
 	}
 	*ret = img;
@@ -217,7 +219,8 @@ static int header_page_replace(struct hib_target *t, const struct engine_image *
 	if (r == 0)
 		r = hib_target_sync(t);
 	if (r < 0)
-		log_warn("%s: could not wipe the image header: %s", t->path, strerror(-r));
+		log_warn("%s: could not wipe the image header: %s", hib_target_path(t),
+			 strerror(-r));
 	return r;
 }
 

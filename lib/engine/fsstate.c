@@ -159,7 +159,8 @@ int engine_fs_check(const struct hib_target *t, const struct hib_header *h)
 				"%s: the image is stale: the %s filesystem on %s (UUID=%s) was "
 				"mounted or changed after the image was written; restoring it "
 				"would corrupt that filesystem",
-				t->path, type_name(want->fs_type), name ? name : "?", uuid);
+				hib_target_path(t), type_name(want->fs_type), name ? name : "?",
+				uuid);
 			close(fd);
 			free(name);
 			return -ESTALE;

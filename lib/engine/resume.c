@@ -70,7 +70,7 @@ static void *reader_main(void *arg)
 	if (r < 0) {
 		struct hib_job *job = pipeline_next_free(p);
 
-		log_err(r, "%s: setting up the reads failed: %m", rc->t->path);
+		log_err(r, "%s: setting up the reads failed: %m", hib_target_path(rc->t));
 		if (job)
 			reader_fail(rc, job, r);
 		return NULL;
@@ -88,9 +88,10 @@ static void *reader_main(void *arg)
 		if (r < 0) {
 			if (r == -EBADMSG)
 				log_err(r, "%s: block %u: header corrupt (logical page %llu)",
-					rc->t->path, i, (unsigned long long)at);
+					hib_target_path(rc->t), i, (unsigned long long)at);
 			else
-				log_err(r, "%s: block %u: read failed: %m", rc->t->path, i);
+				log_err(r, "%s: block %u: read failed: %m", hib_target_path(rc->t),
+					i);
 			reader_fail(rc, job, r);
 			return NULL;
 		}
@@ -126,15 +127,15 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 			r = job->err;
 			if (r == -EBADMSG)
 				log_err(r, "%s: block %u (stream bytes %llu..) failed its checksum",
-					rc->t->path, i, (unsigned long long)job->user);
+					hib_target_path(rc->t), i, (unsigned long long)job->user);
 			else if (r == HIB_ERR_AUTH)
 				log_err(r, "%s: block %u (stream bytes %llu..) failed authentication: "
 					"tampered with, or not sealed with this image's key",
-					rc->t->path, i, (unsigned long long)job->user);
+					hib_target_path(rc->t), i, (unsigned long long)job->user);
 			return r;
 		}
 		if (job->user != fed || fed + job->out_len > hdr->stream_bytes) {
-			log_err(-EBADMSG, "%s: block %u does not continue the stream", rc->t->path, i);
+			log_err(-EBADMSG, "%s: block %u does not continue the stream", hib_target_path(rc->t), i);
 			return -EBADMSG;
 		}
 		buf = job->out;
@@ -163,11 +164,11 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 	}
 	if (fed != hdr->stream_bytes)
 		return log_err(-EBADMSG, "%s: the blocks hold %llu bytes, the header says %llu",
-			       rc->t->path, (unsigned long long)fed,
+			       hib_target_path(rc->t), (unsigned long long)fed,
 			       (unsigned long long)hdr->stream_bytes);
 	if (!(hdr->flags & HIB_HFLAG_ENCRYPTED) && XXH3_64bits_digest(&st) != hdr->stream_xxh3)
 		return log_err(-EBADMSG, "%s: the checksum of the whole image does not match",
-			       rc->t->path);
+			       hib_target_path(rc->t));
 	return 0;
 }
 
@@ -181,19 +182,20 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 	int r = -EACCES;
 
 	if (!o->ask_secret)
-		return log_err(-ENOKEY, "%s: the image is encrypted and no %s was given", rc->t->path,
+		return log_err(-ENOKEY, "%s: the image is encrypted and no %s was given", hib_target_path(rc->t),
 			       what);
 	for (int i = 1; i <= attempts; i++) {
 		struct hib_secret s = { 0 };
 
 		r = o->ask_secret(i, what, &s, o->ask_secret_userdata);
 		if (r < 0)
-			return log_err(r, "%s: no %s: %m", rc->t->path, what);
+			return log_err(r, "%s: no %s: %m", hib_target_path(rc->t), what);
 		if ((s.kind == HIB_SECRET_KEYFILE) != keyfile)
 			return log_err(-EACCES,
 				       "%s: the image was sealed with a %s, and a %s was given; "
 				       "booting without the image",
-				       rc->t->path, what, keyfile ? "passphrase" : "key file");
+				       hib_target_path(rc->t), what,
+				       keyfile ? "passphrase" : "key file");
 		r = crypt_open(&s, rc->img.hdr, &rc->key);
 		if (r == -EACCES) {
 			if (i < attempts)
@@ -202,24 +204,25 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 		}
 		if (r == -EBADMSG)
 			return log_err(r, "%s: the image's key parameters are out of bounds "
-				       "(tampered with, or written by a newer version)", rc->t->path);
+				       "(tampered with, or written by a newer version)", hib_target_path(rc->t));
 		if (r < 0)
-			return log_err(r, "%s: unlocking the image failed: %m", rc->t->path);
+			return log_err(r, "%s: unlocking the image failed: %m",
+				       hib_target_path(rc->t));
 		break;
 	}
 	if (r < 0) {
 		if (keyfile)
 			return log_err(-EACCES, "%s: the key file does not open this image (another "
 				       "key file, or the image's key was tampered with); booting "
-				       "without the image", rc->t->path);
+				       "without the image", hib_target_path(rc->t));
 		return log_err(-EACCES, "%s: wrong passphrase %d times; booting without the image",
-			       rc->t->path, attempts);
+			       hib_target_path(rc->t), attempts);
 	}
 	/* The key opens, so any difference in the header now is tampering. */
 	r = crypt_header_mac_check(rc->key, rc->img.hdr);
 	if (r < 0)
 		return log_err(r, "%s: the image header was tampered with (MAC mismatch)",
-			       rc->t->path);
+			       hib_target_path(rc->t));
 	return 0;
 }
 
@@ -234,7 +237,8 @@ static int check_kernel(const struct hib_target *t, const struct hib_header *h)
 		return log_err(-EXDEV,
 			       "%s: the image was written by kernel %s (%s), this is %s (%s); "
 			       "only a boot of the kernel that wrote it can resume it",
-			       t->path, h->kernel_release, h->kernel_version, u.release, u.version);
+			       hib_target_path(t), h->kernel_release, h->kernel_version, u.release,
+			       u.version);
 	return 0;
 }
 
@@ -257,12 +261,12 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		return HIB_RESUME_NO_IMAGE;
 	if (r < 0)
 		goto discard;
-	if (!t->writable) {
+	if (!hib_target_writable(t)) {
 		r = -EBADF;
 		goto out;
 	}
 	log_info("%s: image of %llu MiB (%llu MiB on disk) written by %s",
-		 t->path, (unsigned long long)(rc.img.hdr->stream_bytes >> 20),
+		 hib_target_path(t), (unsigned long long)(rc.img.hdr->stream_bytes >> 20),
 		 (unsigned long long)(rc.img.hdr->stat_stored_bytes >> 20),
 		 rc.img.hdr->kernel_release);
 	if (!snap) {
@@ -273,14 +277,14 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 	 * wrote): the kernel refuses writes to it (ETXTBSY) unless this handle names
 	 * it, and we must write its signature. In an initramfs no swap is active. */
 	if (!snap->is_fake && hib_target_is_swap(t) && hib_target_swap_active(t, NULL) == 1 &&
-	    snap->ops->set_swap_area(snap, t->dev, t->offset_pages) < 0)
+	    snap->ops->set_swap_area(snap, hib_target_devnum(t), hib_target_offset_pages(t)) < 0)
 		log_debug("%s: active swap, and the kernel refused it as the swap area",
-			  t->path);
+			  hib_target_path(t));
 	if (!snap->is_fake) {
 		r = check_kernel(t, rc.img.hdr);
 		if (r == -EXDEV && o->keep_on_kernel_mismatch) {
 			log_warn("%s: image kept for a boot of kernel %s (kernel-mismatch = keep)",
-				 t->path, rc.img.hdr->kernel_release);
+				 hib_target_path(t), rc.img.hdr->kernel_release);
 			goto out;
 		}
 		if (r == 0)
@@ -345,7 +349,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 	r = hib_sig_restore(t, rc.img.hdr->orig_tail);
 	if (r < 0) {
 		log_err(r, "%s: unable to invalidate the image before restoring it: %m; "
-			   "not restoring", t->path);
+			   "not restoring", hib_target_path(t));
 		goto out;
 	}
 	invalidated = true;
@@ -385,13 +389,14 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 	goto out;
 
 discard:
-	if (!invalidated && t->writable) {
+	if (!invalidated && hib_target_writable(t)) {
 		int k = hib_sig_restore(t, rc.img.hdr ? rc.img.hdr->orig_tail : NULL);
 		if (k < 0)
 			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
-				t->path, t->path);
+				hib_target_path(t), hib_target_path(t));
 		else
-			log_warn("%s: image discarded, the swap area is usable again", t->path);
+			log_warn("%s: image discarded, the swap area is usable again",
+				 hib_target_path(t));
 		if (k == 0 && rc.img.hdr)
 			engine_image_wipe(t, &rc.img);
 	}

@@ -155,7 +155,7 @@ static void write_done(uint64_t tag, int res, void *ud)
 
 	if (res < 0 && !w->err) {
 		w->err = res;
-		log_err(res, "%s: writing block %llu failed: %m", w->sc->t->path,
+		log_err(res, "%s: writing block %llu failed: %m", hib_target_path(w->sc->t),
 			(unsigned long long)f->job->seq);
 	}
 	f->pending--;
@@ -189,10 +189,10 @@ static int alloc_block_pages(struct suspend_ctx *sc, uint64_t pages)
 		if (r == -ENOSPC)
 			return log_err(r, "%s: not enough space: %llu MiB written of a %llu MiB "
 					  "stream, the area is full (%llu MiB)",
-				       sc->t->file ? sc->t->file : sc->t->path,
+				       hib_target_name(sc->t),
 				       (unsigned long long)(sc->map.pages * HIB_PAGE_SIZE >> 20),
 				       (unsigned long long)(sc->stream_bytes >> 20),
-				       (unsigned long long)(sc->t->size >> 20));
+				       (unsigned long long)(hib_target_size(sc->t) >> 20));
 		if (r < 0)
 			return log_err(r, "allocating a swap page failed: %m");
 		r = extmap_add(&sc->map, off, 1);
@@ -234,7 +234,8 @@ static int queue_block(struct writer *w, struct hib_job *job)
 			      run * HIB_PAGE_SIZE, off, slot);
 		if (r < 0) {
 			f->pending--;
-			return log_err(r, "%s: queueing a write failed: %m", sc->t->path);
+			return log_err(r, "%s: queueing a write failed: %m",
+				       hib_target_path(sc->t));
 		}
 		done += run;
 	}
@@ -435,7 +436,7 @@ static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_
 		r = alloc_page(sc, &offs[i]);
 		if (r < 0)
 			return log_err(r, "%s: no swap page left for the extent map: %m",
-				       sc->t->path);
+				       hib_target_path(sc->t));
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		size_t first = (size_t)i * HIB_MAP_ENTRIES;
@@ -450,7 +451,8 @@ static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_
 		hib_map_page_seal(mp, sc->image_id);
 		r = hib_target_write(sc->t, offs[i], mp, HIB_PAGE_SIZE);
 		if (r < 0)
-			return log_err(r, "%s: writing the extent map failed: %m", sc->t->path);
+			return log_err(r, "%s: writing the extent map failed: %m",
+				       hib_target_path(sc->t));
 	}
 	*ret_first = offs[0];
 	*ret_pages = n;
@@ -528,7 +530,8 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	hib_header_seal(h);
 	r = hib_target_write(sc->t, sc->hdr_off, h, HIB_PAGE_SIZE);
 	if (r < 0)
-		return log_err(r, "%s: writing the image header failed: %m", sc->t->path);
+		return log_err(r, "%s: writing the image header failed: %m",
+			       hib_target_path(sc->t));
 	log_phase(&tp, "map+header");
 	hib_test_pause("header");
 	if (sc->o->verify) {
@@ -540,7 +543,8 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	/* Everything must be on the disk before the signature says it is there. */
 	r = hib_target_sync(sc->t);
 	if (r < 0)
-		return log_err(r, "%s: flushing the image to disk failed: %m", sc->t->path);
+		return log_err(r, "%s: flushing the image to disk failed: %m",
+			       hib_target_path(sc->t));
 	log_phase(&tp, "sync");
 	hib_test_pause("sync");
 
@@ -558,7 +562,8 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	*ret_sig_written = true; /* from here on a failure must put SWAPSPACE2 back */
 	r = hib_sig_write_image(sc->t, orig_page, &tail);
 	if (r < 0)
-		return log_err(r, "%s: unable to write the signature page: %m", sc->t->path);
+		return log_err(r, "%s: unable to write the signature page: %m",
+			       hib_target_path(sc->t));
 	log_phase(&tp, "signature");
 	hib_test_pause("signature");
 	/* How much of the write the kernel's copy-out took (one page per read()):
@@ -583,26 +588,27 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t *page,
 			bool auto_swapon, bool *ret_swapped_on)
 {
-	const char *name = t->file ? t->file : t->path;
+	const char *name = hib_target_name(t);
 	enum hib_sig_state st;
 	int r;
 
-	if (!t->writable)
+	if (!hib_target_writable(t))
 		return -EBADF;
 	r = hib_sig_read(t, page, &st);
 	if (r < 0)
 		return log_err(r, "%s: unable to read the swap header: %m", name);
 	switch (st) {
 	case HIB_SIG_SWAP:
-		if (t->kind == HIB_TARGET_PLAINFILE)
+		if (hib_target_kind(t) == HIB_TARGET_PLAINFILE)
 			return log_err(-EMEDIUMTYPE, "%s: changed under us", name);
 		break;
 	case HIB_SIG_FILE:
-		if (t->kind != HIB_TARGET_PLAINFILE)
+		if (hib_target_kind(t) != HIB_TARGET_PLAINFILE)
 			return log_err(-EMEDIUMTYPE,
 				       "%s at page %llu holds an image file: name the file "
 				       "itself with --device FILE, so its pages can be mapped",
-				       t->path, (unsigned long long)t->offset_pages);
+				       hib_target_path(t),
+				       (unsigned long long)hib_target_offset_pages(t));
 		return 0;
 	case HIB_SIG_IMAGE:
 	case HIB_SIG_BROKEN:
@@ -612,12 +618,12 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 			       name, name);
 	default:
 		/* Named by device and offset: the offset is the likelier mistake. */
-		if (t->offset_pages && !t->file)
+		if (hib_target_offset_pages(t) && !hib_target_file(t))
 			return log_err(-EMEDIUMTYPE,
 				       "%s has no swap header at page %llu (%s); refusing to write "
 				       "to it. Check --offset or resume_offset= ('hibernate offset "
 				       "FILE' prints it for a swap file)",
-				       name, (unsigned long long)t->offset_pages,
+				       name, (unsigned long long)hib_target_offset_pages(t),
 				       hib_sig_state_name(st));
 		return log_err(-EMEDIUMTYPE,
 			       "%s is not a swap area (%s); refusing to write to it. Make it one "
@@ -629,11 +635,11 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 		if (r == 0 && auto_swapon) {
 			/* Only a named file or device can be turned on; the kernel wants the
 			 * swap area active to hand out its pages. */
-			if (t->offset_pages && !t->file)
+			if (hib_target_offset_pages(t) && !hib_target_file(t))
 				return log_err(-ENXIO,
 					       "%s: a swap file named by device and offset cannot "
 					       "be turned on: name the file with --device",
-					       t->path);
+					       hib_target_path(t));
 			if (swapon(name, 0) < 0)
 				return log_err(-errno, "swapon %s failed: %m", name);
 			log_info("%s: swap turned on for this cycle", name);
@@ -671,10 +677,11 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		goto early_out;
 
 	if (hib_target_is_swap(t)) {
-		r = snap->ops->set_swap_area(snap, t->dev, t->offset_pages);
+		r = snap->ops->set_swap_area(snap, hib_target_devnum(t),
+					     hib_target_offset_pages(t));
 		if (r < 0) {
 			log_err(r, "%s: the kernel refused it as the image's swap area: %m",
-				t->file ? t->file : t->path);
+				hib_target_name(t));
 			goto early_out;
 		}
 	}
@@ -683,7 +690,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	 * knows where the resume side leaves its report (struct hib_report). */
 	r = alloc_page(&sc, &sc.hdr_off);
 	if (r < 0) {
-		log_err(r, "%s: no page for the image header: %m", t->file ? t->file : t->path);
+		log_err(r, "%s: no page for the image header: %m", hib_target_name(t));
 		goto early_out;
 	}
 
@@ -702,7 +709,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	}
 	sc.writer->sc = &sc;
 	/* Blocks may span several extents: room for a few writes each. */
-	r = aio_new(t->fd, HIB_WRITE_DEPTH * 4, !getenv("HIBERNATE_NO_URING"), write_done, sc.writer,
+	r = aio_new(hib_target_fd(t), HIB_WRITE_DEPTH * 4, !getenv("HIBERNATE_NO_URING"), write_done, sc.writer,
 		    &sc.aio);
 	if (r < 0) {
 		log_err(r, "setting up the writer failed: %m");
@@ -890,7 +897,7 @@ out:
 		int k = hib_sig_restore(t, h->orig_tail);
 		if (k < 0)
 			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
-				t->path, t->path);
+				hib_target_path(t), hib_target_path(t));
 	}
 	if (r < 0 || r > 1) { /* anything but resumed: let go of the image, thaw */
 		if (r < 0)
@@ -915,11 +922,11 @@ early_out:
 	if (swapped_on) {
 		int k, tries = 0;
 
-		while ((k = swapoff(t->file ? t->file : t->path)) < 0 && errno == EINTR &&
+		while ((k = swapoff(hib_target_name(t))) < 0 && errno == EINTR &&
 		       ++tries < 10)
 			;
 		if (k < 0)
-			log_warn("swapoff %s failed: %s", t->file ? t->file : t->path,
+			log_warn("swapoff %s failed: %s", hib_target_name(t),
 				 strerror(errno));
 	}
 	return r;

@@ -15,8 +15,6 @@
 #include "hibernate.h"
 #include "frontend/hooks.h"
 
-#define HIB_CONFIG_PATH "/etc/hibernate.conf"
-
 enum hib_config_source {
 	HIB_SRC_DEFAULT = 0,
 	HIB_SRC_FILE,

@@ -17,8 +17,6 @@
 #include <sys/utsname.h>
 
 #include "frontend/doctor.h"
-#include "storage/filemap.h"
-#include "storage/target.h"
 #include "util/util.h"
 
 struct ctx {
@@ -156,31 +154,17 @@ static void scan_swaps(struct ctx *c, struct swaps_seen *s)
 	}
 }
 
-/* Is the swap area at @path (as /proc/swaps names it) the target @t? */
-static bool swap_is_target(const char *path, const struct hib_target *t)
-{
-	struct stat st;
-
-	if ((t->file && strcmp(path, t->file) == 0) || (!t->file && strcmp(path, t->path) == 0))
-		return true;
-	if (stat(path, &st) < 0)
-		return false;
-	if (t->file)
-		return !S_ISBLK(st.st_mode) && st.st_dev == t->file_dev && st.st_ino == t->file_ino;
-	return S_ISBLK(st.st_mode) && st.st_rdev == t->dev;
-}
-
 /* The room for an image on @t: what the kernel says is free in it when it is
  * active swap (other swap areas do not count: the image goes to this one),
  * else all of it. */
 static uint64_t target_room(const struct swaps_seen *sw, const struct hib_target *t)
 {
-	if (t->kind == HIB_TARGET_PLAINFILE)
-		return t->file_map.pages * HIB_PAGE_SIZE;
+	if (hib_target_kind(t) == HIB_TARGET_PLAINFILE)
+		return hib_target_file_size(t);
 	for (int i = 0; i < sw->n; i++)
-		if (swap_is_target(sw->v[i].path, t))
+		if (hib_target_is_area(t, sw->v[i].path))
 			return sw->v[i].free_kib * 1024;
-	return t->size;
+	return hib_target_size(t);
 }
 
 static void check_zram(struct ctx *c, const struct swaps_seen *s)
@@ -214,15 +198,16 @@ static uint64_t mem_total_bytes(struct ctx *c)
 static void check_crypt(struct ctx *c, const struct hib_target *t)
 {
 	char p[128], uuid[256], name[256], tab[8192];
+	dev_t dev = hib_target_devnum(t);
 
-	if (!t->is_blk)
+	if (!dev) /* a disk image file */
 		return;
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/uuid", major(t->dev), minor(t->dev));
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/uuid", major(dev), minor(dev));
 	if (read_file(c, p, uuid, sizeof(uuid)) < 0 || strncmp(uuid, "CRYPT-", 6) != 0) {
 		report(c, HIB_DOCTOR_PASS, "encrypted-swap", "the target is not on dm-crypt");
 		return;
 	}
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/name", major(t->dev), minor(t->dev));
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/name", major(dev), minor(dev));
 	if (read_file(c, p, name, sizeof(name)) < 0)
 		name[0] = 0;
 	name[strcspn(name, "\n")] = 0;
@@ -239,7 +224,7 @@ static void check_crypt(struct ctx *c, const struct hib_target *t)
 				       "(/etc/crypttab: %s): the image cannot be read back. Use a "
 				       "persistent key (a LUKS passphrase unlocked in the "
 				       "initramfs), or plain swap with hibernate --encrypt",
-				       t->path, key);
+				       hib_target_path(t), key);
 				return;
 			}
 		}
@@ -247,7 +232,7 @@ static void check_crypt(struct ctx *c, const struct hib_target *t)
 	report(c, HIB_DOCTOR_WARN, "encrypted-swap",
 	       "%s is on dm-crypt: the initramfs must unlock it before hibernate resume runs "
 	       "(cryptsetup-initramfs does for devices listed in /etc/crypttab)",
-	       t->path);
+	       hib_target_path(t));
 }
 
 /* Room for the image: at most the kernel's image_size (2/5 of RAM by default). */
@@ -274,73 +259,78 @@ static void check_space(struct ctx *c, const struct swaps_seen *sw, const struct
 		report(c, HIB_DOCTOR_FAIL, "space",
 		       "%" PRIu64 " MiB free for an image of up to %" PRIu64 " MiB: make the swap "
 		       "area larger, or set image-size in %s",
-		       avail >> 20, need >> 20, HIB_DOCTOR_CONF);
+		       avail >> 20, need >> 20, HIB_CONFIG_PATH);
 }
 
+/* A file target: resume finds it by resume= and resume_offset=. */
+static void check_resume_offset(struct ctx *c, const struct hib_target *t)
+{
+	const char *file = hib_target_file(t);
+	uint64_t off = hib_target_offset_pages(t);
+
+	if (file) {
+		if (!c->kc.resume)
+			report(c, HIB_DOCTOR_FAIL, "resume-offset",
+			       "%s is a file: the kernel command line needs resume= and "
+			       "resume_offset=%" PRIu64 " (hibernate offset %s prints both)",
+			       file, off, file);
+		else if (c->kc.resume_offset != off)
+			report(c, HIB_DOCTOR_FAIL, "resume-offset",
+			       "resume_offset=%" PRIu64 " on the kernel command line, but %s starts "
+			       "at page %" PRIu64 ": set resume_offset=%" PRIu64,
+			       c->kc.resume_offset, file, off, off);
+		else
+			report(c, HIB_DOCTOR_PASS, "resume-offset",
+			       "resume_offset=%" PRIu64 " matches %s", off, file);
+	} else if (!c->kc.resume) {
+		report(c, HIB_DOCTOR_WARN, "resume-offset",
+		       "no resume= on the kernel command line: the initramfs finds the image only "
+		       "through /etc/hibernate.conf or the only swap partition; resume=%s is surer",
+		       hib_target_path(t));
+	} else {
+		report(c, HIB_DOCTOR_PASS, "resume-offset", "resume=%s on the kernel command line",
+		       c->kc.resume);
+	}
+}
+
+/* What hibernate would write to, found as hibernate finds it (but only read). */
 static void check_target(struct ctx *c, const struct swaps_seen *sw)
 {
-	const struct hib_doctor_input *in = c->in;
-	struct hib_target *t = NULL;
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	struct hib_target_request req = c->in->target;
+	char swaps[PATH_MAX];
+	struct hib_error err;
 	enum hib_sig_state st;
-	char why[512];
-	char *spec = NULL;
-	uint64_t off = in->offset;
+	const char *name;
 	int r;
 
-	if (in->device) {
-		spec = strdup(in->device);
-	} else {
-		char swaps[PATH_MAX];
-		path_of(c, "/proc/swaps", swaps, sizeof(swaps));
-		r = hib_target_guess(c->cmdline, swaps, &spec, &off);
-		if (r == -ENOTUNIQ) {
-			report(c, HIB_DOCTOR_FAIL, "target",
-			       "several swap areas are active and none is chosen: set device = in "
-			       "%s or resume= on the kernel command line", HIB_DOCTOR_CONF);
-			return;
-		}
-		if (r < 0) {
-			report(c, HIB_DOCTOR_FAIL, "target",
-			       "no target: no device = in %s, no resume= on the kernel command line "
-			       "and no active swap partition. Make one (mkswap + swapon, a swap "
-			       "file, or hibernate prepare-file) and name it",
-			       HIB_DOCTOR_CONF);
-			return;
-		}
-	}
-	if (!spec)
-		return;
-	{
-		struct stat sst;
-		if (!in->offset_set && stat(spec, &sst) == 0 && S_ISREG(sst.st_mode))
-			r = hib_target_open_file(spec, false, &t, why, sizeof(why));
-		else
-			r = hib_target_open(spec, off, false, &t);
-	}
+	path_of(c, "/proc/swaps", swaps, sizeof(swaps));
+	req.cmdline = c->cmdline;
+	req.proc_swaps = swaps;
+	req.writable = false;
+	req.file_target = true;
+	r = hib_target_resolve(&req, &t, &err);
 	if (r < 0) {
-		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot be used: %s", spec,
-		       r == -ENOENT ? "no such device (check the UUID or path)"
-		       : r == -ERANGE ? "the offset lies beyond its end"
-				      : (why[0] ? why : strerror(-r)));
-		free(spec);
+		report(c, HIB_DOCTOR_FAIL, "target", "%s", err.msg);
 		return;
 	}
+	name = hib_target_name(t);
 	r = hib_target_probe(t, &st);
 	if (r < 0) {
-		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot read its first page: %s", spec,
+		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot read its first page: %s", name,
 		       strerror(-r));
 	} else if (st == HIB_SIG_SWAP || st == HIB_SIG_FILE) {
-		report(c, HIB_DOCTOR_PASS, "target", "%s: %s", t->file ? t->file : t->path,
-		       hib_sig_state_name(st));
+		report(c, HIB_DOCTOR_PASS, "target", "%s: %s; chosen %s", name,
+		       hib_sig_state_name(st), hib_target_source_name(hib_target_source(t)));
 	} else if (st == HIB_SIG_IMAGE || st == HIB_SIG_BROKEN) {
 		report(c, HIB_DOCTOR_WARN, "target",
 		       "%s holds an image that was not resumed: resume it, or hibernate invalidate",
-		       spec);
+		       name);
 	} else {
 		report(c, HIB_DOCTOR_FAIL, "target",
 		       "%s is %s: hibernate will not write to it. mkswap it if it is meant as swap, "
 		       "or name the right device",
-		       spec, hib_sig_state_name(st));
+		       name, hib_sig_state_name(st));
 	}
 
 	/* Room, only on a target hibernate would write to: the room of a device
@@ -349,33 +339,8 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 		       st == HIB_SIG_BROKEN))
 		check_space(c, sw, t);
 
-	/* A file target: resume finds it by resume= and resume_offset=. */
-	if (t->file) {
-		if (!c->kc.resume)
-			report(c, HIB_DOCTOR_FAIL, "resume-offset",
-			       "%s is a file: the kernel command line needs resume= and "
-			       "resume_offset=%" PRIu64 " (hibernate offset %s prints both)",
-			       t->file, t->offset_pages, t->file);
-		else if (c->kc.resume_offset != t->offset_pages)
-			report(c, HIB_DOCTOR_FAIL, "resume-offset",
-			       "resume_offset=%" PRIu64 " on the kernel command line, but %s starts "
-			       "at page %" PRIu64 ": set resume_offset=%" PRIu64,
-			       c->kc.resume_offset, t->file, t->offset_pages, t->offset_pages);
-		else
-			report(c, HIB_DOCTOR_PASS, "resume-offset",
-			       "resume_offset=%" PRIu64 " matches %s", t->offset_pages, t->file);
-	} else if (!c->kc.resume) {
-		report(c, HIB_DOCTOR_WARN, "resume-offset",
-		       "no resume= on the kernel command line: the initramfs finds the image only "
-		       "through /etc/hibernate.conf or the only swap partition; resume=%s is surer",
-		       t->path);
-	} else {
-		report(c, HIB_DOCTOR_PASS, "resume-offset", "resume=%s on the kernel command line",
-		       c->kc.resume);
-	}
+	check_resume_offset(c, t);
 	check_crypt(c, t);
-	hib_target_close(t);
-	free(spec);
 }
 
 /* Does the initramfs of the running kernel carry `hibernate resume`? */

@@ -11,7 +11,6 @@
  */
 #include <blkid.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -22,6 +21,7 @@
 #include <linux/magic.h>
 
 #include "storage/filemap.h"
+#include "util/error.h"
 #include "util/util.h"
 
 #define FIEMAP_BATCH 256
@@ -39,18 +39,6 @@ static const char *fs_name(long type)
 		return "tmpfs";
 	}
 	return "unknown";
-}
-
-static int refuse(char *why, size_t len, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int refuse(char *why, size_t len, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return r;
 }
 
 static const char *bad_flag(uint32_t f)
@@ -75,7 +63,7 @@ static const char *bad_flag(uint32_t f)
 	return NULL;
 }
 
-int hib_filemap_read(const char *path, struct hib_filemap *ret, char *why, size_t whylen)
+int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error *err)
 {
 	_cleanup_(closep) int fd = -1;
 	_cleanup_(freep) struct fiemap *fm = NULL;
@@ -86,32 +74,33 @@ int hib_filemap_read(const char *path, struct hib_filemap *ret, char *why, size_
 	bool last = false;
 	int r;
 
-	why[0] = 0;
+	hib_error_clear(err);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return refuse(why, whylen, -errno, "cannot open: %s", strerror(errno));
+		return hib_error_set(err, -errno, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0)
-		return refuse(why, whylen, -errno, "cannot stat: %s", strerror(errno));
+		return hib_error_set(err, -errno, "cannot stat: %s", strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return refuse(why, whylen, -EINVAL, "not a regular file");
+		return hib_error_set(err, -EINVAL, "not a regular file");
 	if (st.st_size < (off_t)(2 * HIB_PAGE_SIZE) || st.st_size % HIB_PAGE_SIZE)
-		return refuse(why, whylen, -EINVAL,
-			      "its size (%lld bytes) is not a whole number of pages (at least 2)",
-			      (long long)st.st_size);
+		return hib_error_set(err, -EINVAL,
+				     "its size (%lld bytes) is not a whole number of pages "
+				     "(at least 2)",
+				     (long long)st.st_size);
 	snprintf(m.fstype, sizeof(m.fstype), "%s", fs_name(sfs.f_type));
 	if ((unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
-		return refuse(why, whylen, -EOPNOTSUPP,
-			      "on btrfs, FIEMAP gives logical addresses, not disk offsets; "
-			      "btrfs files are not supported yet: use a swap partition or a file "
-			      "on ext4 or xfs");
+		return hib_error_set(err, -EOPNOTSUPP,
+				     "on btrfs, FIEMAP gives logical addresses, not disk offsets; "
+				     "btrfs files are not supported yet: use a swap partition or a "
+				     "file on ext4 or xfs");
 	if ((unsigned long)sfs.f_type == TMPFS_MAGIC)
-		return refuse(why, whylen, -EINVAL, "on tmpfs, which lives in memory");
+		return hib_error_set(err, -EINVAL, "on tmpfs, which lives in memory");
 	m.dev = st.st_dev;
 	m.file_pages = (uint64_t)st.st_size / HIB_PAGE_SIZE;
 
 	fm = calloc(1, sizeof(*fm) + FIEMAP_BATCH * sizeof(struct fiemap_extent));
 	if (!fm)
-		return -ENOMEM;
+		return hib_error_ensure(err, -ENOMEM);
 	while (!last && next < (uint64_t)st.st_size) {
 		memset(fm, 0, sizeof(*fm));
 		fm->fm_start = next;
@@ -130,22 +119,23 @@ int hib_filemap_read(const char *path, struct hib_filemap *ret, char *why, size_
 			uint64_t lo = e->fe_logical, len = e->fe_length;
 
 			if (bad) {
-				r = refuse(why, whylen, -EINVAL, "it has %s at byte %llu", bad,
-					   (unsigned long long)lo);
+				r = hib_error_set(err, -EINVAL, "it has %s at byte %llu", bad,
+						  (unsigned long long)lo);
 				goto fail;
 			}
 			if (lo > next) {
-				r = refuse(why, whylen, -EINVAL,
-					   "it has a hole at byte %llu; write every byte (dd "
-					   "if=/dev/zero) instead of truncating or fallocating",
-					   (unsigned long long)next);
+				r = hib_error_set(err, -EINVAL,
+						  "it has a hole at byte %llu; write every byte "
+						  "(dd if=/dev/zero) instead of truncating or "
+						  "fallocating",
+						  (unsigned long long)next);
 				goto fail;
 			}
 			if (lo % HIB_PAGE_SIZE || e->fe_physical % HIB_PAGE_SIZE ||
 			    len % HIB_PAGE_SIZE) {
-				r = refuse(why, whylen, -EINVAL,
-					   "an extent at byte %llu is not page aligned",
-					   (unsigned long long)lo);
+				r = hib_error_set(err, -EINVAL,
+						  "an extent at byte %llu is not page aligned",
+						  (unsigned long long)lo);
 				goto fail;
 			}
 			/* Extents may overlap what we already have only at a batch edge. */
@@ -163,10 +153,10 @@ int hib_filemap_read(const char *path, struct hib_filemap *ret, char *why, size_
 		}
 	}
 	if (next < (uint64_t)st.st_size) {
-		r = refuse(why, whylen, -EINVAL,
-			   "it has a hole at byte %llu; write every byte (dd if=/dev/zero) "
-			   "instead of truncating or fallocating",
-			   (unsigned long long)next);
+		r = hib_error_set(err, -EINVAL,
+				  "it has a hole at byte %llu; write every byte (dd if=/dev/zero) "
+				  "instead of truncating or fallocating",
+				  (unsigned long long)next);
 		goto fail;
 	}
 	r = extmap_index(&m.map);
@@ -175,18 +165,18 @@ int hib_filemap_read(const char *path, struct hib_filemap *ret, char *why, size_
 	m.first_page = m.map.ext[0].offset / HIB_PAGE_SIZE;
 	m.device = blkid_devno_to_devname(m.dev);
 	if (!m.device) {
-		r = refuse(why, whylen, -ENODEV,
-			   "its filesystem is not on a block device this system can name");
+		r = hib_error_set(err, -ENODEV,
+				  "its filesystem is not on a block device this system can name");
 		goto fail;
 	}
 	m.uuid = blkid_get_tag_value(NULL, "UUID", m.device);
 	*ret = m;
 	return 0;
 fail_errno:
-	refuse(why, whylen, r, "FIEMAP failed: %s", strerror(-r));
+	hib_error_set(err, r, "FIEMAP failed: %s", strerror(-r));
 fail:
 	hib_filemap_free(&m);
-	return r;
+	return hib_error_ensure(err, r);
 }
 
 void hib_filemap_free(struct hib_filemap *m)
@@ -197,13 +187,13 @@ void hib_filemap_free(struct hib_filemap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-int hib_file_locate(const char *path, struct hib_file_location *ret, char *why, size_t whylen)
+int hib_file_locate(const char *path, struct hib_file_location *ret, struct hib_error *err)
 {
 	struct hib_filemap m;
-	int r = hib_filemap_read(path, &m, why, whylen);
+	int r = hib_filemap_read(path, &m, err);
 
 	if (r < 0)
-		return r;
+		return hib_error_prefix(err, r, "%s: cannot be located for resume: ", path);
 	memset(ret, 0, sizeof(*ret));
 	ret->device = TAKE_PTR(m.device);
 	ret->uuid = TAKE_PTR(m.uuid);
@@ -222,7 +212,8 @@ void hib_file_location_free(struct hib_file_location *l)
 	memset(l, 0, sizeof(*l));
 }
 
-int hib_prepare_file(const char *path, uint64_t bytes, char *why, size_t whylen)
+/* hib_prepare_file's work; @err gets the reason alone. */
+static int prepare_file(const char *path, uint64_t bytes, struct hib_error *err)
 {
 	_cleanup_(closep) int fd = -1;
 	_cleanup_(freep) uint8_t *buf = NULL;
@@ -231,17 +222,16 @@ int hib_prepare_file(const char *path, uint64_t bytes, char *why, size_t whylen)
 	uint64_t done = 0;
 	int r;
 
-	why[0] = 0;
 	if (bytes < 16 * HIB_PAGE_SIZE || bytes % HIB_PAGE_SIZE)
-		return refuse(why, whylen, -EINVAL, "the size must be a whole number of pages, "
-			      "at least 64 KiB");
+		return hib_error_set(err, -EINVAL,
+				     "the size must be a whole number of pages, at least 64 KiB");
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return refuse(why, whylen, -errno, "cannot create: %s", strerror(errno));
+		return hib_error_set(err, -errno, "cannot create: %s", strerror(errno));
 	if (fstat(fd, &st) < 0)
-		return refuse(why, whylen, -errno, "cannot stat: %s", strerror(errno));
+		return hib_error_set(err, -errno, "cannot stat: %s", strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return refuse(why, whylen, -EINVAL, "not a regular file");
+		return hib_error_set(err, -EINVAL, "not a regular file");
 	if (st.st_size > 0) {
 		/* Only ever overwrite our own image file, never someone's data. */
 		uint8_t page[HIB_PAGE_SIZE];
@@ -249,33 +239,42 @@ int hib_prepare_file(const char *path, uint64_t bytes, char *why, size_t whylen)
 		    pread(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page) ||
 		    (memcmp(page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) != 0 &&
 		     memcmp(page + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) != 0))
-			return refuse(why, whylen, -EEXIST,
-				      "exists and is not an image file; remove it first if it "
-				      "holds nothing you need");
+			return hib_error_set(err, -EEXIST,
+					     "exists and is not an image file; remove it first if "
+					     "it holds nothing you need");
 	}
 	/* Private to root: the image will hold all of memory, secrets included. */
 	if (fchmod(fd, 0600) < 0)
-		return refuse(why, whylen, -errno, "cannot chmod 0600: %s", strerror(errno));
+		return hib_error_set(err, -errno, "cannot chmod 0600: %s", strerror(errno));
 	if (ftruncate(fd, 0) < 0)
-		return refuse(why, whylen, -errno, "cannot truncate: %s", strerror(errno));
+		return hib_error_set(err, -errno, "cannot truncate: %s", strerror(errno));
 	buf = calloc(1, chunk);
 	if (!buf)
-		return -ENOMEM;
+		return hib_error_ensure(err, -ENOMEM);
 	/* Write every byte: fallocate would leave unwritten extents, which FIEMAP
 	 * shows as such and a raw write underneath would not make readable. */
 	while (done < bytes) {
 		size_t n = (size_t)MIN((uint64_t)chunk, bytes - done);
 		r = hib_pwrite_full(fd, buf, n, done);
 		if (r < 0)
-			return refuse(why, whylen, r, "writing at byte %llu failed: %s",
-				      (unsigned long long)done, strerror(-r));
+			return hib_error_set(err, r, "writing at byte %llu failed: %s",
+					     (unsigned long long)done, strerror(-r));
 		done += n;
 	}
 	memcpy(buf + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN);
 	r = hib_pwrite_full(fd, buf, HIB_PAGE_SIZE, 0);
 	if (r < 0)
-		return refuse(why, whylen, r, "writing the first page failed: %s", strerror(-r));
+		return hib_error_set(err, r, "writing the first page failed: %s", strerror(-r));
 	if (fsync(fd) < 0)
-		return refuse(why, whylen, -errno, "fsync failed: %s", strerror(errno));
+		return hib_error_set(err, -errno, "fsync failed: %s", strerror(errno));
 	return 0;
+}
+
+int hib_prepare_file(const char *path, uint64_t bytes, struct hib_error *err)
+{
+	int r;
+
+	hib_error_clear(err);
+	r = prepare_file(path, bytes, err);
+	return r < 0 ? hib_error_prefix(err, r, "%s: ", path) : 0;
 }

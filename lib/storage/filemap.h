@@ -17,8 +17,9 @@ struct hib_filemap {
 	char fstype[16];
 };
 
-/* Map a file; on refusal, @why says what is wrong with it. */
-int hib_filemap_read(const char *path, struct hib_filemap *ret, char *why, size_t whylen);
+/* Map a file; on refusal, @err says what is wrong with it (the reason alone:
+ * callers put the file and their context before it). */
+int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error *err);
 void hib_filemap_free(struct hib_filemap *m);
 
 #endif

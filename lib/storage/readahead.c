@@ -66,7 +66,7 @@ static int submit_piece(struct hib_readahead *ra, struct piece *p)
 		if (!sqe)
 			return -EBUSY;
 	}
-	io_uring_prep_read(sqe, ra->t->fd, p->buf, (unsigned)p->len, p->off);
+	io_uring_prep_read(sqe, hib_target_fd(ra->t), p->buf, (unsigned)p->len, p->off);
 	io_uring_sqe_set_data(sqe, p);
 	return 0;
 }

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "storage/target.h"
+#include "storage/target-priv.h"
 #include "util/util.h"
 
 static const char *const foreign_image_sigs[] = {

@@ -1,119 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Opening a target: resolve what the user or the kernel command line named
- * (a path, UUID=, LABEL=, PARTUUID=, PARTLABEL=, MAJ:MIN, hex) to a device, open
- * it, and do raw page I/O on it. O_DIRECT where the device allows it: the
- * image must reach the disk, not a page cache that a power cut or the
- * resumed kernel would throw away.
+ * Opening a target: the device a spec names (spec.c), or a file through the
+ * device under it, and raw page I/O on it. O_DIRECT where the device allows
+ * it: the image must reach the disk, not a page cache that a power cut or
+ * the resumed kernel would throw away.
  */
-#include <blkid.h>
-#include <ctype.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <linux/fs.h>
 
 #include "storage/filemap.h"
-#include "storage/target.h"
+#include "storage/target-priv.h"
+#include "util/error.h"
 #include "util/util.h"
-
-/*
- * "MAJ:MIN", or the kernel's other resume= number: a bare hexadecimal dev_t
- * in its new encoding ("fe01" is 254:1) → /dev/… through blkid's device scan.
- */
-static int resolve_devnum(const char *spec, char **ret)
-{
-	unsigned maj, min;
-	char tail;
-	char *name;
-
-	if (sscanf(spec, "%u:%u%c", &maj, &min, &tail) != 2) {
-		size_t n = strspn(spec, "0123456789abcdefABCDEF");
-		unsigned long v;
-
-		if (n == 0 || n > 8 || spec[n])
-			return -EINVAL;
-		v = strtoul(spec, NULL, 16);
-		maj = (unsigned)((v & 0xfff00) >> 8);
-		min = (unsigned)((v & 0xff) | ((v >> 12) & 0xfff00));
-	}
-	name = blkid_devno_to_devname(makedev(maj, min));
-	if (!name)
-		return -ENOENT;
-	*ret = name;
-	return 0;
-}
-
-/*
- * The kernel matches PARTUUID= without regard to case, and sfdisk, gdisk and
- * Windows print GUIDs in upper case where blkid reports them in lower case
- * (FAT's serial the other way round): a UUID not found as written is looked
- * for in lower case, then in upper case. Labels are names: taken as written.
- */
-static char *evaluate_uuid_anycase(const char *tag, const char *val)
-{
-	static int (*const fold[])(int) = { tolower, toupper };
-	char buf[128];
-	char *path;
-	size_t n = strlen(val);
-
-	if (n >= sizeof(buf))
-		return NULL;
-	for (size_t f = 0; f < ARRAY_SIZE(fold); f++) {
-		for (size_t i = 0; i <= n; i++)
-			buf[i] = (char)fold[f]((unsigned char)val[i]);
-		if (strcmp(buf, val) && (path = blkid_evaluate_tag(tag, buf, NULL)))
-			return path;
-	}
-	return NULL;
-}
-
-static int resolve_spec(const char *spec, char **ret)
-{
-	static const struct {
-		const char *prefix;
-		bool uuid; /* found in any case, like the kernel's PARTUUID= */
-	} tags[] = {
-		{ "UUID=", true },
-		{ "LABEL=", false },
-		{ "PARTUUID=", true },
-		{ "PARTLABEL=", false },
-	};
-	char *path;
-
-	if (!spec || !*spec)
-		return -EINVAL;
-	for (size_t i = 0; i < ARRAY_SIZE(tags); i++) {
-		size_t l = strlen(tags[i].prefix);
-		if (strncmp(spec, tags[i].prefix, l) == 0) {
-			char tag[16];
-			const char *val = spec + l;
-
-			if (!*val)
-				return -EINVAL;
-			snprintf(tag, sizeof(tag), "%.*s", (int)(l - 1), spec);
-			path = blkid_evaluate_tag(tag, val, NULL);
-			if (!path && tags[i].uuid)
-				path = evaluate_uuid_anycase(tag, val);
-			if (!path)
-				return -ENOENT;
-			*ret = path;
-			return 0;
-		}
-	}
-	if (spec[0] != '/' && spec[0] != '.')
-		return resolve_devnum(spec, ret);
-	path = strdup(spec);
-	if (!path)
-		return -ENOMEM;
-	*ret = path;
-	return 0;
-}
 
 int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
 		    struct hib_target **ret)
@@ -127,7 +29,7 @@ int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
 		return -ENOMEM;
 	t->fd = -1;
 	t->kind = HIB_TARGET_DEVICE;
-	r = resolve_spec(spec, &t->path);
+	r = hib_target_spec_path(spec, &t->path);
 	if (r < 0)
 		return r;
 	if (stat(t->path, &st) < 0)
@@ -166,25 +68,66 @@ int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
 	return 0;
 }
 
-int hib_target_open_file(const char *path, bool writable, struct hib_target **ret, char *why,
-			 size_t whylen)
+/* Trust the map only if the device shows the file's first page where it says;
+ * then that page says what the file is meant to be. */
+static int check_first_page(struct hib_target *t, const char *path, struct hib_error *err)
 {
-	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
 	_cleanup_(freep) uint8_t *via_dev = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(freep) uint8_t *via_fs = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(closep) int fd = -1;
-	struct hib_filemap m;
 	const uint8_t *sig;
+	struct stat st;
 	int r;
 
 	if (!via_dev || !via_fs)
-		return -ENOMEM;
-	r = hib_filemap_read(path, &m, why, whylen);
+		return hib_error_ensure(err, -ENOMEM);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		return hib_error_set(err, r, "cannot open: %s", strerror(-r));
+	}
+	(void)posix_fadvise(fd, 0, HIB_PAGE_SIZE, POSIX_FADV_DONTNEED);
+	r = hib_pread_full(fd, via_fs, HIB_PAGE_SIZE, 0);
+	if (r == 0)
+		r = hib_target_read(t, hib_target_sig_offset(t), via_dev, HIB_PAGE_SIZE);
+	if (r < 0)
+		return hib_error_set(err, r, "cannot read its first page: %s", strerror(-r));
+	if (memcmp(via_fs, via_dev, HIB_PAGE_SIZE) != 0)
+		return hib_error_set(err, -EIO,
+				     "its first page reads differently through %s at page %llu "
+				     "than through the filesystem; run sync and try again",
+				     t->path, (unsigned long long)t->offset_pages);
+	t->file_dev = st.st_dev;
+	t->file_ino = st.st_ino;
+	/* Its free-state signature, or the one our tail saved. */
+	sig = via_dev + HIB_PAGE_SIZE - HIB_SIG_LEN;
+	if (hib_tail_is_ours(via_dev))
+		sig = via_dev + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN; /* orig_sig */
+	if (memcmp(sig, HIB_FILE_SIG, HIB_SIG_LEN) == 0)
+		t->kind = HIB_TARGET_PLAINFILE;
+	else if (memcmp(sig, HIB_SWAP_SIG, HIB_SIG_LEN) == 0)
+		t->kind = HIB_TARGET_SWAPFILE;
+	else
+		return hib_error_set(err, -EMEDIUMTYPE,
+				     "it is neither a swap file (mkswap) nor an image file "
+				     "(hibernate prepare-file)");
+	return 0;
+}
+
+/* hib_target_open_file's work; @err gets the reason alone. */
+static int open_file(const char *path, bool writable, struct hib_target **ret,
+		     struct hib_error *err)
+{
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	struct hib_filemap m;
+	int r;
+
+	r = hib_filemap_read(path, &m, err);
 	if (r < 0)
 		return r;
 	r = hib_target_open(m.device, m.first_page, writable, &t);
 	if (r < 0) {
-		snprintf(why, whylen, "cannot open its device %s: %s", m.device, strerror(-r));
+		hib_error_set(err, r, "cannot open its device %s: %s", m.device, strerror(-r));
 		hib_filemap_free(&m);
 		return r;
 	}
@@ -194,52 +137,22 @@ int hib_target_open_file(const char *path, bool writable, struct hib_target **re
 	t->file_ino = 0;
 	hib_filemap_free(&m);
 	if (!t->file)
-		return -ENOMEM;
-
-	/* Trust the map only if the device shows the file's first page where it says. */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, whylen, "cannot open: %s", strerror(errno));
-		return -errno;
-	}
-	(void)posix_fadvise(fd, 0, HIB_PAGE_SIZE, POSIX_FADV_DONTNEED);
-	r = hib_pread_full(fd, via_fs, HIB_PAGE_SIZE, 0);
-	if (r == 0)
-		r = hib_target_read(t, hib_target_sig_offset(t), via_dev, HIB_PAGE_SIZE);
-	if (r < 0) {
-		snprintf(why, whylen, "cannot read its first page: %s", strerror(-r));
+		return hib_error_ensure(err, -ENOMEM);
+	r = check_first_page(t, path, err);
+	if (r < 0)
 		return r;
-	}
-	if (memcmp(via_fs, via_dev, HIB_PAGE_SIZE) != 0) {
-		snprintf(why, whylen,
-			 "its first page reads differently through %s at page %llu than "
-			 "through the filesystem; run sync and try again",
-			 t->path, (unsigned long long)t->offset_pages);
-		return -EIO;
-	}
-	{
-		struct stat st;
-		if (fstat(fd, &st) == 0) {
-			t->file_dev = st.st_dev;
-			t->file_ino = st.st_ino;
-		}
-	}
-	/* What the file is meant to be: its free-state signature, or the one our tail saved. */
-	sig = via_dev + HIB_PAGE_SIZE - HIB_SIG_LEN;
-	if (hib_tail_is_ours(via_dev))
-		sig = via_dev + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN; /* orig_sig */
-	if (memcmp(sig, HIB_FILE_SIG, HIB_SIG_LEN) == 0)
-		t->kind = HIB_TARGET_PLAINFILE;
-	else if (memcmp(sig, HIB_SWAP_SIG, HIB_SIG_LEN) == 0)
-		t->kind = HIB_TARGET_SWAPFILE;
-	else {
-		snprintf(why, whylen,
-			 "it is neither a swap file (mkswap) nor an image file (hibernate "
-			 "prepare-file)");
-		return -EMEDIUMTYPE;
-	}
 	*ret = TAKE_PTR(t);
 	return 0;
+}
+
+int hib_target_open_file(const char *path, bool writable, struct hib_target **ret,
+			 struct hib_error *err)
+{
+	int r;
+
+	hib_error_clear(err);
+	r = open_file(path, writable, ret, err);
+	return r < 0 ? hib_error_prefix(err, r, "%s: cannot be a hibernation target: ", path) : 0;
 }
 
 enum hib_target_kind hib_target_kind(const struct hib_target *t)
@@ -302,6 +215,36 @@ const char *hib_target_path(const struct hib_target *t)
 	return t->path;
 }
 
+const char *hib_target_name(const struct hib_target *t)
+{
+	return t->file ? t->file : t->path;
+}
+
+bool hib_target_writable(const struct hib_target *t)
+{
+	return t->writable;
+}
+
+uint64_t hib_target_file_size(const struct hib_target *t)
+{
+	return t->file ? t->file_map.pages * HIB_PAGE_SIZE : 0;
+}
+
+bool hib_target_is_swap(const struct hib_target *t)
+{
+	return t->kind != HIB_TARGET_PLAINFILE;
+}
+
+uint64_t hib_target_sig_offset(const struct hib_target *t)
+{
+	return t->offset_pages * HIB_PAGE_SIZE;
+}
+
+int hib_target_fd(const struct hib_target *t)
+{
+	return t->fd;
+}
+
 dev_t hib_target_devnum(const struct hib_target *t)
 {
 	return t->dev;
@@ -345,156 +288,6 @@ int hib_target_write(struct hib_target *t, uint64_t off, const void *buf, size_t
 int hib_target_sync(struct hib_target *t)
 {
 	return fdatasync(t->fd) < 0 ? -errno : 0;
-}
-
-/*
- * /proc/swaps names active areas by path, with spaces and such escaped as
- * \ooo. Compare by identity, not by name: /dev/vda1 and
- * /dev/disk/by-uuid/… are the same area.
- */
-static void unescape_octal(char *s)
-{
-	char *w = s;
-
-	for (char *p = s; *p; p++) {
-		if (p[0] == '\\' && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
-		    isdigit((unsigned char)p[3])) {
-			*w++ = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
-			p += 3;
-		} else {
-			*w++ = *p;
-		}
-	}
-	*w = 0;
-}
-
-/* Calls fn(path, type) for each active swap area; stops when fn returns non-zero. */
-static int for_each_swap(const char *proc_swaps, int (*fn)(const char *path, const char *type,
-							     void *ud),
-			 void *ud)
-{
-	_cleanup_(freep) char *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-	int r = 0;
-
-	f = fopen(proc_swaps ? proc_swaps : "/proc/swaps", "re");
-	if (!f)
-		return -errno;
-	if (getline(&line, &cap, f) < 0) { /* the column titles */
-		fclose(f);
-		return 0;
-	}
-	while (getline(&line, &cap, f) > 0) {
-		char path[PATH_MAX], type[32];
-
-		if (sscanf(line, "%4095s %31s", path, type) != 2)
-			continue;
-		unescape_octal(path);
-		r = fn(path, type, ud);
-		if (r)
-			break;
-	}
-	fclose(f);
-	return r;
-}
-
-static int match_target(const char *path, const char *type, void *ud)
-{
-	const struct hib_target *t = ud;
-	struct stat st;
-
-	(void)type;
-	if (stat(path, &st) < 0)
-		return 0;
-	if (S_ISBLK(st.st_mode))
-		return t->is_blk && st.st_rdev == t->dev && t->offset_pages == 0;
-	if (!S_ISREG(st.st_mode))
-		return 0;
-	if (t->file_ino)
-		return st.st_dev == t->file_dev && st.st_ino == t->file_ino;
-	/* A swap file named by device and offset (resume= resume_offset=): map it. */
-	if (t->is_blk && st.st_dev == t->dev && t->offset_pages > 0) {
-		struct hib_filemap m;
-		char why[256];
-		int hit = 0;
-		if (hib_filemap_read(path, &m, why, sizeof(why)) == 0) {
-			hit = m.first_page == t->offset_pages;
-			hib_filemap_free(&m);
-		}
-		return hit;
-	}
-	return 0;
-}
-
-int hib_target_swap_active(const struct hib_target *t, const char *proc_swaps)
-{
-	int r = for_each_swap(proc_swaps, match_target, (void *)t);
-
-	return r < 0 ? r : r > 0;
-}
-
-struct guess {
-	char *found;
-	int count;
-};
-
-static int collect_partition(const char *path, const char *type, void *ud)
-{
-	struct guess *g = ud;
-
-	if (strcmp(type, "partition") != 0)
-		return 0;
-	if (++g->count == 1)
-		g->found = strdup(path);
-	return 0;
-}
-
-int hib_target_guess(const char *cmdline, const char *proc_swaps, char **ret_spec,
-		     uint64_t *ret_offset_pages)
-{
-	_cleanup_(freep) char *text = NULL;
-	struct hib_cmdline c;
-	struct guess g = { 0 };
-	int r;
-
-	if (!cmdline) {
-		FILE *f = fopen("/proc/cmdline", "re");
-		size_t cap = 0;
-		if (f) {
-			if (getline(&text, &cap, f) < 0) {
-				free(text);
-				text = NULL;
-			}
-			fclose(f);
-		}
-		cmdline = text ? text : "";
-	}
-	r = hib_cmdline_parse(cmdline, &c);
-	if (r < 0)
-		return r;
-	if (c.resume) {
-		*ret_spec = TAKE_PTR(c.resume);
-		*ret_offset_pages = c.resume_offset;
-		hib_cmdline_free(&c);
-		return 0;
-	}
-	hib_cmdline_free(&c);
-
-	r = for_each_swap(proc_swaps, collect_partition, &g);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	if (g.count == 0)
-		return -ENOENT;
-	if (g.count > 1) {
-		free(g.found);
-		return -ENOTUNIQ;
-	}
-	if (!g.found)
-		return -ENOMEM;
-	*ret_spec = g.found;
-	*ret_offset_pages = 0;
-	return 0;
 }
 
 static int logical_io(struct hib_target *t, const struct hib_extmap *m, uint64_t lp, uint8_t *buf,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Internal view of a target: the open device (or file) and raw page I/O. */
+/* Internal view of a target: the open device (or file) and raw page I/O. The
+ * struct itself is storage-private (storage/target-priv.h). */
 #ifndef HIB_TARGET_H
 #define HIB_TARGET_H
 
@@ -12,36 +13,17 @@
 #include "hibernate.h"
 #include "snapshot/snapshot.h"
 
-struct hib_target {
-	enum hib_target_kind kind;
-	char *path;             /* what is opened: the device, or a disk image file */
-	char *file;             /* a file target's file (swap or image file) */
-	struct hib_extmap file_map; /* a plain file's pages on the device */
-	uint64_t file_next;     /* its allocator: next file page to hand out */
-	int fd;
-	dev_t dev;              /* st_rdev of a block device, 0 for a file */
-	dev_t file_dev;         /* st_dev of a regular file */
-	ino_t file_ino;
-	bool is_blk;
-	bool writable;
-	uint64_t offset_pages;  /* where the swap header sits */
-	uint64_t size;          /* bytes */
-};
-
-static inline uint64_t hib_target_sig_offset(const struct hib_target *t)
-{
-	return t->offset_pages * HIB_PAGE_SIZE;
-}
+/* Byte offset of the signature page (page 0 of the swap area) on the device. */
+uint64_t hib_target_sig_offset(const struct hib_target *t);
+/* The open device or file, for the I/O layer's own reads and writes. */
+int hib_target_fd(const struct hib_target *t);
 
 /* A page for the image: from the kernel's swap allocator, or a plain file's own pages. */
 int hib_target_alloc_page(struct hib_target *t, struct hib_snapshot *snap, uint64_t *ret_off);
 /* Restart the allocator (the kernel frees its swap pages itself). */
 void hib_target_alloc_reset(struct hib_target *t, struct hib_snapshot *snap);
 /* Does this target take its pages from the kernel's swap allocator? */
-static inline bool hib_target_is_swap(const struct hib_target *t)
-{
-	return t->kind != HIB_TARGET_PLAINFILE;
-}
+bool hib_target_is_swap(const struct hib_target *t);
 
 /* Raw I/O at a device byte offset; buffers must come from hib_alloc_pages(). */
 int hib_target_read(struct hib_target *t, uint64_t off, void *buf, size_t len);
@@ -55,6 +37,26 @@ int hib_target_write_logical(struct hib_target *t, const struct hib_extmap *m, u
 			     const void *buf, uint64_t pages);
 /* 0 when [@off, @off + @len) is page aligned and inside the target, else -ERANGE. */
 int hib_target_check_range(const struct hib_target *t, uint64_t off, size_t len);
+
+/* What a spec names (spec.c): the device's path (or a file's), malloc'ed.
+ * -EINVAL: malformed; -ENOENT: no such device. */
+int hib_target_spec_path(const char *spec, char **ret);
+
+/* /proc/swaps (swaps.c): the only active swap partition's path, malloc'ed.
+ * -ENOENT: none, or no table; -ENOTUNIQ: several; else the table's -errno. */
+int hib_swaps_only_partition(const char *proc_swaps, char **ret_path);
+
+/* The target order without opening anything (resolve.c): which spec, at
+ * which offset, and which rung chose it. */
+struct hib_target_choice {
+	char *spec;                    /* malloc'ed */
+	uint64_t offset_pages;
+	bool offset_set;               /* by --offset or offset =, not by resume_offset= */
+	enum hib_target_source source;
+};
+int hib_target_choose(const struct hib_target_request *req, struct hib_target_choice *ret,
+		      struct hib_error *err);
+void hib_target_choice_free(struct hib_target_choice *c);
 
 /* The signature page (swapsig.c). */
 int hib_sig_read(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE], enum hib_sig_state *ret);

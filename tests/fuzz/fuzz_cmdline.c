@@ -2,11 +2,13 @@
 /*
  * The kernel command line and the other strings a user types: the input as
  * one NUL-terminated string through hib_cmdline_parse, hib_codec_parse and
- * hib_target_guess; and the same bytes as a /proc/swaps table (the format
- * tests hand in as a file) through hib_target_guess and
- * hib_target_swap_active, whose parser unescapes \ooo in paths.
+ * hib_target_choose (the target order, without opening anything); and the
+ * same bytes as a /proc/swaps table (the format tests hand in as a file)
+ * through hib_target_choose and hib_target_swap_active, whose parser
+ * unescapes \ooo in paths.
  */
 #include "fuzz-common.h"
+#include "storage/target.h"
 
 static struct memfile swaps, area;
 
@@ -29,8 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hib_cmdline c;
 	enum hib_codec_choice codec = HIB_COMPRESS_LZ4;
 	struct hib_target *t = NULL;
-	char *spec = NULL;
-	uint64_t off = 0;
+	struct hib_target_request req = { .cmdline = text, .proc_swaps = swaps.path };
+	struct hib_target_choice choice;
+	struct hib_error err;
 	int level = -1, r;
 
 	if (!text)
@@ -69,18 +72,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The same bytes as /proc/swaps; the command line decides first. */
 	memfile_set(&swaps, data, size);
-	r = hib_target_guess(text, swaps.path, &spec, &off);
+	r = hib_target_choose(&req, &choice, &err);
 	FUZZ_CHECK(r == 0 || r == -ENOENT || r == -ENOTUNIQ || r == -ENOMEM);
+	/* The error record says something exactly when there was an error. */
+	FUZZ_CHECK(err.error == (r < 0 ? r : 0) && (err.msg[0] != 0) == (r < 0));
 	if (r == 0) {
-		FUZZ_CHECK(spec != NULL && spec[0] != 0);
-		free(spec);
-		spec = NULL;
+		FUZZ_CHECK(choice.spec != NULL && choice.spec[0] != 0);
+		FUZZ_CHECK(!choice.offset_set);
+		hib_target_choice_free(&choice);
 	}
-	r = hib_target_guess("", swaps.path, &spec, &off);
+	req.cmdline = "";
+	r = hib_target_choose(&req, &choice, &err);
 	FUZZ_CHECK(r == 0 || r == -ENOENT || r == -ENOTUNIQ || r == -ENOMEM);
 	if (r == 0) {
-		FUZZ_CHECK(spec != NULL && off == 0);
-		free(spec);
+		FUZZ_CHECK(choice.spec != NULL && choice.offset_pages == 0);
+		FUZZ_CHECK(choice.source == HIB_TARGET_FROM_ONLY_SWAP);
+		hib_target_choice_free(&choice);
 	}
 	r = hib_target_open(area.path, 0, false, &t);
 	FUZZ_CHECK(r == 0);

@@ -17,6 +17,7 @@
 
 #include "frontend/config.h"
 #include "helpers.h"
+#include "storage/target.h"
 
 /* ---- kernel command line ---------------------------------------------- */
 
@@ -215,8 +216,8 @@ static void guess(void **state)
 {
 	const struct guess_case *c = *state;
 	char path[PATH_MAX];
-	char *spec = (char *)0x1;
-	uint64_t off = 0xabcdef;
+	struct hib_target_request req = { .cmdline = c->cmdline, .proc_swaps = path };
+	struct hib_target_choice choice = { .spec = (char *)0x1, .offset_pages = 0xabcdef };
 	int fd = make_temp(path, "swaps");
 	int r;
 
@@ -225,17 +226,17 @@ static void guess(void **state)
 		write_text_file(path, c->swaps);
 	else
 		unlink(path);
-	r = hib_target_guess(c->cmdline, path, &spec, &off);
+	r = hib_target_choose(&req, &choice, NULL);
 	unlink(path);
 	assert_int_equal(r, c->want);
 	if (r < 0) {
-		assert_ptr_equal(spec, (char *)0x1); /* untouched on failure */
-		assert_int_equal(off, 0xabcdef);
+		assert_ptr_equal(choice.spec, (char *)0x1); /* untouched on failure */
+		assert_int_equal(choice.offset_pages, 0xabcdef);
 		return;
 	}
-	assert_string_equal(spec, c->want_spec);
-	assert_int_equal(off, c->want_offset);
-	free(spec);
+	assert_string_equal(choice.spec, c->want_spec);
+	assert_int_equal(choice.offset_pages, c->want_offset);
+	hib_target_choice_free(&choice);
 }
 
 /* ---- configuration file ------------------------------------------------ */

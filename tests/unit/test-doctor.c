@@ -113,8 +113,7 @@ static int run(struct fx *f, const char *cmdline)
 	struct hib_doctor_input in = {
 		.root = f->root,
 		.cmdline = cmdline,
-		.device = f->swapfile,
-		.offset_set = true,
+		.target = { .spec = f->swapfile, .offset_set = true },
 		.image_size = -1,
 	};
 
@@ -200,8 +199,8 @@ static void not_swap_fails(void **state)
 static void missing_target_fails(void **state)
 {
 	struct fx *f = *state;
-	struct hib_doctor_input in = { .root = f->root, .cmdline = "", .device = "/nonexistent/x",
-				       .image_size = -1 };
+	struct hib_doctor_input in = { .root = f->root, .cmdline = "",
+				       .target = { .spec = "/nonexistent/x" }, .image_size = -1 };
 	const char *msg = "";
 
 	f->n = 0;
@@ -260,8 +259,9 @@ static void refused_target_has_no_space_line(void **state)
 {
 	struct fx *f = *state;
 	char path[300];
-	struct hib_doctor_input in = { .root = f->root, .cmdline = "", .device = path,
-				       .offset_set = true, .image_size = -1 };
+	struct hib_doctor_input in = { .root = f->root, .cmdline = "",
+				       .target = { .spec = path, .offset_set = true },
+				       .image_size = -1 };
 	FILE *o;
 
 	snprintf(path, sizeof(path), "%s/notswap", f->root);

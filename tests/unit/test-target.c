@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Targets: opening what a spec names (and refusing what it must not),
- * reading what page 0 holds, and knowing whether the area is active swap.
- * Only regular files here; tests/unit/test-engine.c runs a loop device.
+ * Targets: choosing one in the documented order (hib_target_resolve),
+ * opening what a spec names (and refusing what it must not), reading what
+ * page 0 holds, knowing whether the area is active swap, and the error record
+ * every failure fills. Only regular files here; tests/unit/test-engine.c runs
+ * a loop device.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,6 +23,7 @@
 #include "storage/target.h"
 
 #define PAGES 64
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 struct fx {
 	char path[PATH_MAX];
@@ -420,6 +423,403 @@ static void swap_table_missing(void **state)
 	hib_target_close(t);
 }
 
+/* ---- choosing the target: hib_target_resolve --------------------------- */
+
+/* Every strdup() of the program goes through here (meson.build links this test
+ * with --wrap=strdup): the n-th from the arming on fails, as on a full heap. */
+char *__real_strdup(const char *s);
+char *__wrap_strdup(const char *s);
+static int strdup_fail_at; /* 0: never */
+
+char *__wrap_strdup(const char *s)
+{
+	if (strdup_fail_at > 0 && --strdup_fail_at == 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_strdup(s);
+}
+
+/* /proc/swaps with these areas (a path NULL: none), first @a of @a_type. */
+static void swaps_table(const struct fx *f, const char *a, const char *a_type, const char *b,
+			const char *b_type)
+{
+	char table[4 * PATH_MAX];
+	int n = snprintf(table, sizeof(table), HEAD);
+
+	if (a)
+		n += snprintf(table + n, sizeof(table) - (size_t)n, "%s\t%s\t0\t0\t-2\n", a, a_type);
+	if (b)
+		snprintf(table + n, sizeof(table) - (size_t)n, "%s\t%s\t0\t0\t-3\n", b, b_type);
+	write_text_file(f->swaps, table);
+}
+
+/* A request that finds nothing unless the case adds something. */
+static struct hib_target_request nothing(const struct fx *f)
+{
+	swaps_table(f, NULL, NULL, NULL, NULL);
+	return (struct hib_target_request){ .cmdline = "quiet", .proc_swaps = f->swaps };
+}
+
+/* hib_target_resolve, checking the error record against what it returned. */
+static int resolve(const struct hib_target_request *req, struct hib_target **ret,
+		   struct hib_error *err)
+{
+	struct hib_target *before = *ret;
+	int r;
+
+	memset(err, 0x5a, sizeof(*err)); /* whatever the caller's stack held */
+	r = hib_target_resolve(req, ret, err);
+	assert_int_equal(err->error, r < 0 ? r : 0);
+	assert_true(memchr(err->msg, 0, sizeof(err->msg)) != NULL);
+	if (r == 0) {
+		assert_string_equal(err->msg, "");
+		assert_non_null(*ret);
+	} else {
+		assert_true(strlen(err->msg) > 10);
+		assert_ptr_equal(*ret, before); /* ret written only on success */
+	}
+	return r;
+}
+
+static void expect_chosen(const struct hib_target_request *req, const char *path,
+			  uint64_t offset, enum hib_target_source source)
+{
+	struct hib_target *t = NULL;
+	struct hib_error err;
+
+	assert_int_equal(resolve(req, &t, &err), 0);
+	assert_string_equal(hib_target_path(t), path);
+	assert_string_equal(hib_target_name(t), path);
+	assert_int_equal(hib_target_offset_pages(t), offset);
+	assert_int_equal(hib_target_source(t), source);
+	assert_int_equal(hib_target_kind(t), HIB_TARGET_DEVICE);
+	assert_int_equal(hib_target_writable(t), req->writable);
+	assert_int_equal(hib_target_file_size(t), 0);
+	hib_target_close(t);
+}
+
+static void resolve_option_first(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target_request req = nothing(f);
+
+	/* Everything names something; --device wins. */
+	swaps_table(f, f->dir, "partition", NULL, NULL);
+	req.spec = f->path;
+	req.config_spec = "/nonexistent/hib-test/config";
+	req.cmdline = "quiet resume=/nonexistent/hib-test/cmdline resume_offset=3";
+	req.writable = true;
+	expect_chosen(&req, f->path, 0, HIB_TARGET_FROM_OPTION);
+}
+
+static void resolve_config_second(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target_request req = nothing(f);
+
+	req.config_spec = f->path;
+	req.cmdline = "resume=/nonexistent/hib-test/cmdline";
+	expect_chosen(&req, f->path, 0, HIB_TARGET_FROM_CONFIG);
+}
+
+static void resolve_cmdline_third(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target_request req = nothing(f);
+	char cmdline[2 * PATH_MAX];
+
+	/* resume= beats the active swap partition, with its resume_offset=. */
+	swaps_table(f, f->dir, "partition", NULL, NULL);
+	snprintf(cmdline, sizeof(cmdline), "ro resume=%s resume_offset=5 quiet", f->path);
+	req.cmdline = cmdline;
+	expect_chosen(&req, f->path, 5, HIB_TARGET_FROM_CMDLINE);
+}
+
+static void resolve_only_swap_partition_last(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target_request req = nothing(f);
+
+	/* Swap files do not count: the kernel's resume needs resume_offset= for them. */
+	swaps_table(f, f->dir, "file", f->path, "partition");
+	expect_chosen(&req, f->path, 0, HIB_TARGET_FROM_ONLY_SWAP);
+}
+
+static void resolve_offsets(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target_request req = nothing(f);
+	char cmdline[2 * PATH_MAX];
+
+	/* --offset goes with device = too: each option overrides its own key. */
+	req.config_spec = f->path;
+	req.offset_pages = 3;
+	req.offset_set = true;
+	expect_chosen(&req, f->path, 3, HIB_TARGET_FROM_CONFIG);
+	/* offset = with --device, and --offset over offset =. */
+	req = nothing(f);
+	req.spec = f->path;
+	req.config_offset_pages = 7;
+	req.config_offset_set = true;
+	expect_chosen(&req, f->path, 7, HIB_TARGET_FROM_OPTION);
+	req.offset_pages = 2;
+	req.offset_set = true;
+	expect_chosen(&req, f->path, 2, HIB_TARGET_FROM_OPTION);
+	/* A configured offset over resume_offset=; 0 is an offset too. */
+	req = nothing(f);
+	snprintf(cmdline, sizeof(cmdline), "resume=%s resume_offset=5", f->path);
+	req.cmdline = cmdline;
+	req.config_offset_set = true;
+	expect_chosen(&req, f->path, 0, HIB_TARGET_FROM_CMDLINE);
+}
+
+static void resolve_several_swaps_refused(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target_request req = nothing(f);
+	struct hib_target *t = (struct hib_target *)0x1;
+	struct hib_error err;
+
+	swaps_table(f, f->path, "partition", f->dir, "partition");
+	assert_int_equal(resolve(&req, &t, &err), -ENOTUNIQ);
+	assert_non_null(strstr(err.msg, "several swap areas are active"));
+	/* ... and every way to choose. */
+	assert_non_null(strstr(err.msg, "--device"));
+	assert_non_null(strstr(err.msg, "'device =' in /etc/hibernate.conf"));
+	assert_non_null(strstr(err.msg, "resume="));
+	/* Named, the choice is made. */
+	req.config_spec = f->path;
+	expect_chosen(&req, f->path, 0, HIB_TARGET_FROM_CONFIG);
+}
+
+static void resolve_nothing_found(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target_request req = nothing(f);
+	struct hib_target *t = (struct hib_target *)0x1;
+	struct hib_error err;
+
+	assert_int_equal(resolve(&req, &t, &err), -ENOENT);
+	assert_non_null(
+	    strstr(err.msg, "no target: no device = in /etc/hibernate.conf, no resume="));
+	assert_non_null(strstr(err.msg, "--device"));
+	assert_non_null(strstr(err.msg, "prepare-file"));
+	/* No table at all is no swap at all; resume_offset= alone names nothing. */
+	req.proc_swaps = "/nonexistent/hib-test/swaps";
+	req.cmdline = "resume_offset=12";
+	assert_int_equal(resolve(&req, &t, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no target"));
+}
+
+struct named_case {
+	const char *spec; /* "@dir": the fixture's directory */
+	uint64_t offset;
+	int want;
+	const char *says;
+};
+
+static void resolve_named_but_unusable(void **state)
+{
+	static const struct named_case cases[] = {
+		{ "/nonexistent/hib-test/swap", 0, -ENOENT, "no such device" },
+		{ "UUID=", 0, -EINVAL, "not a device: use a /dev path, UUID=" },
+		{ "swap-please", 0, -EINVAL, "not a device" },
+		{ "@dir", 0, -ENODEV, "not a block device or regular file" },
+		{ "@file", PAGES, -ERANGE, "offset 64 pages lies beyond the end of the device" },
+	};
+	struct fx *f = *state;
+
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		struct hib_target_request req = nothing(f);
+		struct hib_target *t = (struct hib_target *)0x1;
+		struct hib_error err;
+		const char *spec = cases[i].spec;
+
+		if (strcmp(spec, "@dir") == 0)
+			spec = f->dir;
+		else if (strcmp(spec, "@file") == 0)
+			spec = f->path;
+		req.config_spec = spec;
+		req.config_offset_pages = cases[i].offset;
+		req.config_offset_set = cases[i].offset > 0;
+		assert_int_equal(resolve(&req, &t, &err), cases[i].want);
+		/* The spec as the user wrote it, then what is wrong. */
+		if (strncmp(err.msg, spec, strlen(spec)) != 0 || !strstr(err.msg, cases[i].says))
+			fail_msg("%s: '%s'", spec, err.msg);
+	}
+}
+
+/* A regular file without an offset is a file target, for hibernate only. */
+static void resolve_regular_file_as_file_target(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target_request req = nothing(f);
+	struct hib_target *t = (struct hib_target *)0x1;
+	struct hib_error err;
+	char want[2 * PATH_MAX];
+
+	/* Mapped through its filesystem, which refuses it (the fixture is sparse)
+	 * before any device is opened. */
+	req.spec = f->path;
+	req.file_target = true;
+	assert_int_equal(resolve(&req, &t, &err), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s: cannot be a hibernation target: it has a hole at byte 4096", f->path);
+	assert_non_null(strstr(err.msg, want));
+	/* With an offset, from either side, it is a disk image, as it is without file_target. */
+	req.offset_set = true;
+	expect_chosen(&req, f->path, 0, HIB_TARGET_FROM_OPTION);
+	req.offset_set = false;
+	req.config_offset_set = true;
+	expect_chosen(&req, f->path, 0, HIB_TARGET_FROM_OPTION);
+	req.config_offset_set = false;
+	req.file_target = false;
+	expect_chosen(&req, f->path, 0, HIB_TARGET_FROM_OPTION);
+}
+
+/* Out of memory at each allocation in turn: the record says so, every time. */
+static void resolve_enomem_fills_the_record(void **state)
+{
+	struct fx *f = *state;
+	char cmdline[2 * PATH_MAX];
+	struct hib_target_request reqs[3];
+	int failed = 0;
+
+	reqs[0] = nothing(f);
+	reqs[0].spec = f->path;
+	snprintf(cmdline, sizeof(cmdline), "resume=%s", f->path);
+	reqs[1] = nothing(f);
+	reqs[1].cmdline = cmdline;
+	swaps_table(f, f->path, "partition", NULL, NULL);
+	reqs[2] = (struct hib_target_request){ .cmdline = "", .proc_swaps = f->swaps };
+	for (size_t i = 0; i < ARRAY_LEN(reqs); i++) {
+		for (int n = 1;; n++) {
+			struct hib_target *t = (struct hib_target *)0x1;
+			struct hib_error err;
+			int r;
+
+			strdup_fail_at = n;
+			r = resolve(&reqs[i], &t, &err);
+			strdup_fail_at = 0;
+			if (r == 0) {
+				hib_target_close(t);
+				break;
+			}
+			assert_int_equal(r, -ENOMEM);
+			if (!strstr(err.msg, strerror(ENOMEM)))
+				fail_msg("request %zu, strdup %d: '%s'", i, n, err.msg);
+			failed++;
+		}
+	}
+	/* Two each: the copy of the spec (from the request, resume= or the table),
+	 * then the device's path. */
+	assert_int_equal(failed, 6);
+}
+
+static void source_names_distinct(void **state)
+{
+	static const enum hib_target_source all[] = {
+		HIB_TARGET_FROM_SPEC, HIB_TARGET_FROM_OPTION, HIB_TARGET_FROM_CONFIG,
+		HIB_TARGET_FROM_CMDLINE, HIB_TARGET_FROM_ONLY_SWAP,
+	};
+	struct fx *f = *state;
+	struct hib_target *t = NULL;
+
+	for (size_t i = 0; i < ARRAY_LEN(all); i++) {
+		assert_true(strlen(hib_target_source_name(all[i])) > 0);
+		for (size_t j = i + 1; j < ARRAY_LEN(all); j++)
+			assert_string_not_equal(hib_target_source_name(all[i]),
+						hib_target_source_name(all[j]));
+	}
+	assert_non_null(strstr(hib_target_source_name(HIB_TARGET_FROM_CMDLINE), "resume="));
+	/* Opened by name, not resolved. */
+	assert_int_equal(hib_target_open(f->path, 0, false, &t), 0);
+	assert_int_equal(hib_target_source(t), HIB_TARGET_FROM_SPEC);
+	assert_false(hib_target_writable(t));
+	hib_target_close(t);
+}
+
+/* /proc/swaps's names, escapes and all, against an open target. */
+static void is_area_by_identity(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target *t = NULL;
+	char link[2 * PATH_MAX], esc[2 * PATH_MAX];
+
+	snprintf(link, sizeof(link), "%s/my swap", f->dir);
+	assert_int_equal(symlink(f->path, link), 0);
+	snprintf(esc, sizeof(esc), "%s/my\\040swap", f->dir);
+	assert_int_equal(hib_target_open(f->path, 0, false, &t), 0);
+	assert_true(hib_target_is_area(t, f->path));
+	assert_true(hib_target_is_area(t, esc));
+	assert_false(hib_target_is_area(t, f->dir));
+	assert_false(hib_target_is_area(t, f->swaps));
+	assert_false(hib_target_is_area(t, "/nonexistent/hib-test/swap"));
+	hib_target_close(t);
+	unlink(link);
+}
+
+/* ---- the error record of file targets, locating and preparing files ------ */
+
+static void file_errors_fill_the_record(void **state)
+{
+	struct fx *f = *state;
+	struct hib_file_location l;
+	struct hib_target *t = (struct hib_target *)0x1;
+	struct hib_error err;
+	char want[2 * PATH_MAX];
+
+	/* The fixture has a hole after its first page. */
+	memset(&err, 0x5a, sizeof(err));
+	assert_int_equal(hib_file_locate(f->path, &l, &err), -EINVAL);
+	assert_int_equal(err.error, -EINVAL);
+	snprintf(want, sizeof(want), "%s: cannot be located for resume: it has a hole at byte 4096",
+		 f->path);
+	assert_non_null(strstr(err.msg, want));
+	assert_non_null(strstr(err.msg, "dd if=/dev/zero"));
+	/* Not a file, and not there. */
+	memset(&err, 0x5a, sizeof(err));
+	assert_int_equal(hib_target_open_file(f->dir, true, &t, &err), -EINVAL);
+	snprintf(want, sizeof(want), "%s: cannot be a hibernation target: not a regular file",
+		 f->dir);
+	assert_string_equal(err.msg, want);
+	assert_ptr_equal(t, (struct hib_target *)0x1);
+	memset(&err, 0x5a, sizeof(err));
+	assert_int_equal(hib_file_locate("/nonexistent/hib-test/f", &l, &err), -ENOENT);
+	assert_int_equal(err.error, -ENOENT);
+	assert_non_null(strstr(err.msg, "/nonexistent/hib-test/f: cannot be located for resume: "
+					"cannot open: "));
+}
+
+static void prepare_file_fills_the_record(void **state)
+{
+	struct fx *f = *state;
+	struct hib_error err;
+	char img[2 * PATH_MAX], want[2 * PATH_MAX];
+
+	/* Someone's data is not overwritten. */
+	memset(&err, 0x5a, sizeof(err));
+	assert_int_equal(hib_prepare_file(f->path, 64 * TEST_PAGE, &err), -EEXIST);
+	assert_int_equal(err.error, -EEXIST);
+	snprintf(want, sizeof(want), "%s: exists and is not an image file", f->path);
+	assert_non_null(strstr(err.msg, want));
+	/* Too small. */
+	snprintf(img, sizeof(img), "%s/img", f->dir);
+	memset(&err, 0x5a, sizeof(err));
+	assert_int_equal(hib_prepare_file(img, 4 * TEST_PAGE, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "at least 64 KiB"));
+	assert_int_equal(strncmp(err.msg, img, strlen(img)), 0);
+	/* Made, and made again: the record is cleared on success. */
+	for (int i = 0; i < 2; i++) {
+		memset(&err, 0x5a, sizeof(err));
+		assert_int_equal(hib_prepare_file(img, 16 * TEST_PAGE, &err), 0);
+		assert_int_equal(err.error, 0);
+		assert_string_equal(err.msg, "");
+	}
+	assert_int_equal(unlink(img), 0);
+}
+
 #define FX(fn)                                                                                     \
 	{                                                                                          \
 		.name = #fn, .test_func = fn, .setup_func = fx_setup, .teardown_func = fx_teardown \
@@ -447,6 +847,20 @@ int main(void)
 	    FX(swap_active_unescapes_names),
 	    FX(swap_inactive),
 	    FX(swap_table_missing),
+	    FX(resolve_option_first),
+	    FX(resolve_config_second),
+	    FX(resolve_cmdline_third),
+	    FX(resolve_only_swap_partition_last),
+	    FX(resolve_offsets),
+	    FX(resolve_several_swaps_refused),
+	    FX(resolve_nothing_found),
+	    FX(resolve_named_but_unusable),
+	    FX(resolve_regular_file_as_file_target),
+	    FX(resolve_enomem_fills_the_record),
+	    FX(source_names_distinct),
+	    FX(is_area_by_identity),
+	    FX(file_errors_fill_the_record),
+	    FX(prepare_file_fills_the_record),
 	};
 	enum {
 		N_F = sizeof(fixed) / sizeof(fixed[0]),

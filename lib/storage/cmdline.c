@@ -3,6 +3,8 @@
  * The kernel command line, as far as hibernation cares: resume=,
  * resume_offset=, noresume, hibernate=no / nohibernate. Words are split on
  * white space; a double-quoted value may hold spaces (LABEL="my swap").
+ * Here in storage because resume= and resume_offset= are how a target is
+ * found; the frontend asks it about noresume and nohibernate.
  */
 #include <ctype.h>
 #include <inttypes.h>
