@@ -46,6 +46,20 @@ void hib_set_log(hib_log_fn fn, void *userdata);
 /* Progress of a long phase: done and total in bytes of the stream. */
 typedef void (*hib_progress_fn)(const char *phase, uint64_t done, uint64_t total, void *userdata);
 
+/* Which half of a cycle a struct hib_stats (below, "The cycle") describes. */
+enum hib_stats_side {
+	HIB_STATS_HIBERNATE = 0, /* the image is on disk, signature and all (hib_suspend) */
+	HIB_STATS_RESUME,        /* the image is loaded into the kernel (hib_resume) */
+	HIB_STATS_RESUMED,       /* the restored system: what both halves left (resumed_report) */
+};
+
+struct hib_stats;
+/* A side's numbers, final: called with every other process frozen, just before the
+ * power-down or the restore (which do not return), so it must neither block nor
+ * allocate. */
+typedef void (*hib_stats_fn)(enum hib_stats_side side, const struct hib_stats *st,
+			     void *userdata);
+
 /* ======================================================================= */
 /* Errors                                                                  */
 /* ======================================================================= */
@@ -302,6 +316,10 @@ struct hib_options {
 	 * kernel) instead of discarded.  Safe because a later resume still refuses
 	 * it when this boot changed the filesystems it remembers. */
 	bool keep_on_kernel_mismatch;
+	/* Called once per side with its numbers (HIB_STATS_HIBERNATE from
+	 * hib_suspend, HIB_STATS_RESUME from hib_resume); NULL: never. */
+	hib_stats_fn stats;
+	void *stats_userdata;
 };
 
 /* Defaults: lz4, one worker per CPU, kernel's image size, shutdown. */
@@ -321,9 +339,15 @@ struct hib_stats {
 	uint64_t snapshot_ms;      /* freeze + atomic copy */
 	uint64_t io_ms;            /* moving the stream to/from disk */
 	uint64_t pipeline_bytes;   /* memory the pipeline's buffers took */
+	uint32_t blocks;           /* blocks of the image */
+	uint64_t snapshot_io_ms;   /* of io_ms, the time inside /dev/snapshot's read()
+				      (hibernate) or write() (resume): the kernel's share */
+	bool adaptive;             /* hibernate: adaptive compression was on */
+	uint64_t raw_blocks;       /* hibernate: blocks it stored raw by choice */
 	/* HIB_SUSPEND_RESUMED: what the cycle's two halves reported, if they did
 	 * (resumed_report; stream_bytes, stored_bytes, snapshot_ms and threads
-	 * are then the hibernate side's, io_ms its write). */
+	 * are then the hibernate side's, io_ms its write; stored_bytes counts
+	 * the data blocks only, as the report keeps them). */
 	bool resumed_report;
 	uint64_t load_ms;          /* the resume side, start to restore */
 	uint32_t load_threads;

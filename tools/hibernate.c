@@ -2,14 +2,10 @@
 /*
  * hibernate — save the running system to disk and power off; bring it back.
  *
- *   hibernate [options]              hibernate now
- *   hibernate resume [options]       initramfs: load an image if there is one
- *   hibernate status [options]       what the target holds
- *   hibernate invalidate [options]   discard an image, restoring the swap area
- *   hibernate offset FILE            resume= and resume_offset= for a file
- *   hibernate prepare-file FILE SIZE make a plain image file (no swap needed)
- *
- * This file owns the terminal and the exit codes; libhibernate does the work.
+ * The commands and options are the two tables at the end of this file, next
+ * to main(): getopt's arguments, --help and the options' config keys come from
+ * them. This file owns the terminal and the exit codes; libhibernate does the
+ * work.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,21 +23,24 @@
 
 #include "frontend/config.h"
 #include "frontend/doctor.h"
+#include "frontend/stats.h"
 #include "hibernate.h"
 #include "frontend/hooks.h"
+#include "util/util.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CANCELLED 3 /* the user pressed Esc: nothing happened */
 #define MIN_INT(a, b) ((a) < (b) ? (a) : (b))
 
+/* Indexes of the command table (commands[], at the end). */
 enum command {
-	CMD_HIBERNATE,
+	CMD_HIBERNATE, /* the default: no command word */
 	CMD_RESUME,
 	CMD_STATUS,
 	CMD_INVALIDATE,
+	CMD_DOCTOR,
 	CMD_OFFSET,
 	CMD_PREPARE,
-	CMD_DOCTOR,
 };
 
 struct control {
@@ -58,7 +57,6 @@ struct control {
 	int progress_last_pct;
 	bool loglevel_set;         /* -v, -q or --loglevel given */
 	bool test_cycle;           /* --test */
-	bool no_cancel;            /* --no-cancel */
 	bool cancel_armed;         /* Esc on the console cancels now */
 	bool no_hooks;             /* --no-hooks */
 	int kmsg_fd;               /* messages also go to the kernel log */
@@ -168,52 +166,7 @@ static void progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 	}
 }
 
-static void __attribute__((noreturn)) usage(void)
-{
-	printf("Usage:\n"
-	       " hibernate [options]              save the system to disk and power off\n"
-	       " hibernate resume [options]       load and restore an image (initramfs)\n"
-	       " hibernate status [options]       show the target and its image\n"
-	       " hibernate invalidate [options]   discard an image, keep the swap area\n"
-	       " hibernate doctor [options]       can this machine hibernate? what to fix\n"
-	       " hibernate offset FILE            kernel parameters that locate FILE\n"
-	       " hibernate prepare-file FILE MB   make FILE an image file of MB MiB (no swap)\n"
-	       "\n"
-	       "Options:\n"
-	       " -d, --device DEV       target: /dev/…, UUID=…, LABEL=…, PARTUUID=…, MAJ:MIN\n"
-	       " -o, --offset PAGES     page of the swap header inside DEV (resume_offset=)\n"
-	       " -c, --compress CODEC   none, lz4 (default) or zstd[:LEVEL]\n"
-	       " -t, --threads N        codec threads (default: one per CPU)\n"
-	       "     --image-size MB    preferred image size in MiB, or 'min'\n"
-	       "     --powerdown MODE   shutdown (default), platform, reboot or suspend\n"
-	       "                        (suspend: sleep in RAM, resume from disk if power is lost)\n"
-	       "     --test             write the image, then restore it at once: no power-off\n"
-	       "     --verify           read the image back and check it before powering off\n"
-	       "     --no-adaptive      compress every block, even while the disk waits\n"
-	       "     --no-cancel        Esc does not cancel while the image is written\n"
-	       "     --encrypt          encrypt the image: asks for a passphrase (Argon2id),\n"
-	       "                        or uses --key-file; resume asks for it again\n"
-	       "     --key-file FILE    the key file for --encrypt and for resume\n"
-	       "     --force            a failing hook does not abort the cycle\n"
-	       "     --no-hooks         run no hooks (see hibernate-hooks(7))\n"
-	       "     --loglevel N       0 silent, 1 errors, 2 warnings, 3 progress (default),\n"
-	       "                        4 info, 5 debug; messages also go to the kernel log\n"
-	       "     --config FILE      configuration file (default " HIB_CONFIG_PATH ")\n"
-	       " -v, --verbose          more messages (repeat for debug)\n"
-	       " -q, --quiet            errors only\n"
-	       " -h, --help             this text\n"
-	       " -V, --version          the version\n"
-	       "\n"
-	       "Without --device the target is, in order: 'device' in the config file, the\n"
-	       "kernel's resume= and resume_offset=, the only active swap partition.\n"
-	       "DEV may be a swap file or an image file (prepare-file): hibernate writes to\n"
-	       "the blocks under it, and resume finds it by resume= and resume_offset=.\n"
-	       "Exit status: 0 done (or resumed), 1 failed, 2 bad usage, 3 cancelled.\n"
-	       "See hibernate(8).\n");
-	exit(EXIT_SUCCESS);
-}
-
-static void __attribute__((noreturn)) bad_usage(const char *fmt, ...)
+static void __attribute__((noreturn, format(printf, 1, 2))) bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -223,221 +176,6 @@ static void __attribute__((noreturn)) bad_usage(const char *fmt, ...)
 	va_end(ap);
 	fputs("\nTry 'hibernate --help' for more information.\n", stderr);
 	exit(EXIT_USAGE);
-}
-
-static void set_option(const char *key, const char *value)
-{
-	char err[256];
-
-	if (hib_config_set(&ctl.cfg, key, value, err, sizeof(err)) < 0)
-		bad_usage("--%s", err);
-}
-
-static void parse_args(int argc, char **argv)
-{
-	enum {
-		OPT_IMAGE_SIZE = 256,
-		OPT_POWERDOWN,
-		OPT_CONFIG,
-		OPT_SNAPSHOT,
-		OPT_TEST,
-		OPT_VERIFY,
-		OPT_NO_CANCEL,
-		OPT_LOGLEVEL,
-		OPT_AUTO_SWAPON,
-		OPT_ENCRYPT,
-		OPT_KEY_FILE,
-		OPT_FORCE,
-		OPT_NO_HOOKS,
-		OPT_NO_ADAPTIVE,
-	};
-	static const struct option longopts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "offset", required_argument, NULL, 'o' },
-		{ "compress", required_argument, NULL, 'c' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "image-size", required_argument, NULL, OPT_IMAGE_SIZE },
-		{ "powerdown", required_argument, NULL, OPT_POWERDOWN },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "snapshot-device", required_argument, NULL, OPT_SNAPSHOT },
-		{ "test", no_argument, NULL, OPT_TEST },
-		{ "verify", no_argument, NULL, OPT_VERIFY },
-		{ "no-cancel", no_argument, NULL, OPT_NO_CANCEL },
-		{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
-		{ "auto-swapon", no_argument, NULL, OPT_AUTO_SWAPON },
-		{ "encrypt", no_argument, NULL, OPT_ENCRYPT },
-		{ "key-file", required_argument, NULL, OPT_KEY_FILE },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "no-hooks", no_argument, NULL, OPT_NO_HOOKS },
-		{ "no-adaptive", no_argument, NULL, OPT_NO_ADAPTIVE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	/* Options are applied after the config file, so collect them first. */
-	const char *compress = NULL, *threads = NULL, *image_size = NULL, *powerdown = NULL;
-	const char *loglevel = NULL;
-	bool verify = false, auto_swapon = false, encrypt = false, force = false, no_adaptive = false;
-	const char *key_file = NULL;
-	char err[256];
-	unsigned line = 0;
-	int c, r;
-
-	while ((c = getopt_long(argc, argv, "d:o:c:t:vqhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			ctl.device = optarg;
-			break;
-		case 'o': {
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 0);
-			if (errno || *end || !*optarg || *optarg == '-')
-				bad_usage("--offset: '%s' is not a page number", optarg);
-			ctl.offset = v;
-			ctl.offset_set = true;
-			break;
-		}
-		case 'c':
-			compress = optarg;
-			break;
-		case 't':
-			threads = optarg;
-			break;
-		case OPT_IMAGE_SIZE:
-			image_size = optarg;
-			break;
-		case OPT_POWERDOWN:
-			powerdown = optarg;
-			break;
-		case OPT_CONFIG:
-			ctl.config_path = optarg;
-			break;
-		case OPT_SNAPSHOT:
-			ctl.snapshot_path = optarg;
-			break;
-		case OPT_TEST:
-			ctl.test_cycle = true;
-			break;
-		case OPT_VERIFY:
-			verify = true;
-			break;
-		case OPT_NO_CANCEL:
-			ctl.no_cancel = true;
-			break;
-		case OPT_AUTO_SWAPON:
-			auto_swapon = true;
-			break;
-		case OPT_NO_ADAPTIVE:
-			no_adaptive = true;
-			break;
-		case OPT_LOGLEVEL:
-			loglevel = optarg;
-			break;
-		case OPT_ENCRYPT:
-			encrypt = true;
-			break;
-		case OPT_KEY_FILE:
-			key_file = optarg;
-			break;
-		case OPT_FORCE:
-			force = true;
-			break;
-		case OPT_NO_HOOKS:
-			ctl.no_hooks = true;
-			break;
-		case 'v':
-			if (ctl.loglevel < HIB_LOG_DEBUG)
-				ctl.loglevel++;
-			ctl.loglevel_set = true;
-			break;
-		case 'q':
-			ctl.loglevel = HIB_LOG_ERR;
-			ctl.loglevel_set = true;
-			break;
-		case 'h':
-			usage();
-		case 'V':
-			printf("hibernate %s\n", hib_version());
-			exit(EXIT_SUCCESS);
-		default:
-			bad_usage("unknown or incomplete option");
-		}
-	}
-	if (optind < argc) {
-		const char *cmd = argv[optind++];
-		if (strcmp(cmd, "resume") == 0)
-			ctl.cmd = CMD_RESUME;
-		else if (strcmp(cmd, "status") == 0)
-			ctl.cmd = CMD_STATUS;
-		else if (strcmp(cmd, "invalidate") == 0)
-			ctl.cmd = CMD_INVALIDATE;
-		else if (strcmp(cmd, "hibernate") == 0)
-			ctl.cmd = CMD_HIBERNATE;
-		else if (strcmp(cmd, "offset") == 0)
-			ctl.cmd = CMD_OFFSET;
-		else if (strcmp(cmd, "prepare-file") == 0)
-			ctl.cmd = CMD_PREPARE;
-		else if (strcmp(cmd, "doctor") == 0)
-			ctl.cmd = CMD_DOCTOR;
-		else
-			bad_usage("unknown command '%s'", cmd);
-	}
-	if (ctl.cmd == CMD_OFFSET || ctl.cmd == CMD_PREPARE) {
-		int want = ctl.cmd == CMD_OFFSET ? 1 : 2;
-		if (argc - optind != want)
-			bad_usage(ctl.cmd == CMD_OFFSET ? "offset: name one FILE"
-							 : "prepare-file: name FILE and SIZE in MiB");
-		ctl.args[0] = argv[optind];
-		ctl.args[1] = want == 2 ? argv[optind + 1] : NULL;
-		optind += want;
-	}
-	if (optind < argc)
-		bad_usage("unexpected argument '%s'", argv[optind]);
-
-	hib_config_init(&ctl.cfg);
-	r = hib_config_load(&ctl.cfg, ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH, &line,
-			    err, sizeof(err));
-	if (r == -ENOENT && !ctl.config_path)
-		r = 0; /* no config file is fine, unless one was named */
-	if (r < 0) {
-		const char *p = ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH;
-		if (line)
-			fprintf(stderr, "hibernate: %s:%u: %s\n", p, line, err);
-		else
-			fprintf(stderr, "hibernate: %s: %s\n", p, strerror(-r));
-		exit(EXIT_FAILURE);
-	}
-	if (compress)
-		set_option("compress", compress);
-	if (threads)
-		set_option("threads", threads);
-	if (image_size)
-		set_option("image-size", image_size);
-	if (powerdown)
-		set_option("powerdown", powerdown);
-	if (verify)
-		set_option("verify", "yes");
-	if (auto_swapon)
-		set_option("auto-swapon", "yes");
-	if (no_adaptive)
-		set_option("adaptive", "no");
-	if (ctl.no_cancel)
-		set_option("cancel", "no");
-	if (encrypt)
-		set_option("encrypt", "yes");
-	if (force)
-		set_option("force", "yes");
-	if (key_file)
-		set_option("key-file", key_file);
-	if (loglevel) {
-		set_option("loglevel", loglevel);
-		ctl.loglevel = ctl.cfg.loglevel;
-	} else if (!ctl.loglevel_set && ctl.cfg.loglevel >= 0) {
-		ctl.loglevel = ctl.cfg.loglevel;
-	}
 }
 
 /* --device and --offset over the config file's device = and offset =. */
@@ -580,6 +318,17 @@ static int ask_secret(int attempt, const char *what, struct hib_secret *ret, voi
 	return 0;
 }
 
+/* A side's numbers for scripts (lib/frontend/stats.h), at info after its messages.
+ * Runs with the system frozen (hib_stats_fn): the line is built on the stack. */
+static void log_stats(enum hib_stats_side side, const struct hib_stats *st, void *ud)
+{
+	char line[1024];
+
+	(void)ud;
+	if (hib_stats_format(side, st, line, sizeof(line)) >= 0)
+		tlog(HIB_LOG_INFO, "%s", line);
+}
+
 /* The restored system says how the cycle went: the numbers both halves left
  * (struct hib_report), so they reach this system's log and journal. */
 static void log_resumed(const struct hib_stats *st)
@@ -598,6 +347,7 @@ static void log_resumed(const struct hib_stats *st)
 	     st->stream_bytes >> 20, st->stored_bytes >> 20, (double)st->io_ms / 1000, st->threads,
 	     (double)st->load_ms / 1000, st->load_threads, off_s / 3600, off_s / 60 % 60,
 	     off_s % 60);
+	log_stats(HIB_STATS_RESUMED, st, NULL);
 }
 
 /* ---- Esc cancels ------------------------------------------------------- */
@@ -1064,9 +814,388 @@ static int do_invalidate(void)
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/* ---- the command line: one table of commands, one of options ------------ */
+
+struct cli_command {
+	const char *name;
+	const char *args;      /* what follows the name in usage */
+	unsigned nargs;        /* it takes exactly this many arguments */
+	const char *nargs_msg; /* said when it gets another number */
+	int (*run)(void);
+	bool kmsg;             /* a cycle: its messages belong in the kernel log too */
+	const char *help;
+};
+
+static const struct cli_command commands[] = {
+	[CMD_HIBERNATE] = { "hibernate", "[options]", 0, NULL, do_hibernate, true,
+			    "save the system to disk and power off" },
+	[CMD_RESUME] = { "resume", "[options]", 0, NULL, do_resume, true,
+			 "load and restore an image (initramfs)" },
+	[CMD_STATUS] = { "status", "[options]", 0, NULL, do_status, false,
+			 "show the target and its image" },
+	[CMD_INVALIDATE] = { "invalidate", "[options]", 0, NULL, do_invalidate, false,
+			     "discard an image, keep the swap area" },
+	[CMD_DOCTOR] = { "doctor", "[options]", 0, NULL, do_doctor, false,
+			 "can this machine hibernate? what to fix" },
+	[CMD_OFFSET] = { "offset", "FILE", 1, "offset: name one FILE", do_offset, false,
+			 "kernel parameters that locate FILE" },
+	[CMD_PREPARE] = { "prepare-file", "FILE MB", 2, "prepare-file: name FILE and SIZE in MiB",
+			  do_prepare, false, "make FILE an image file of MB MiB (no swap)" },
+};
+
+/*
+ * An option stands for a config key (hib_config_set, after the file is read:
+ * the argument, or @value for a flag), unless one of @str, @set and @handle
+ * takes it at once: --device and --offset stay apart from the file's keys and
+ * win over them where the target is picked. An option with no key says why
+ * the file has no such setting; test-cli holds both tables to config.c's keys.
+ */
+struct cli_option {
+	const char *name;                /* --name */
+	char flag;                       /* -f, or 0 */
+	const char *arg;                 /* its argument, as usage names it; NULL: none */
+	const char *key;
+	const char *value;
+	const char **str;                /* at once: the argument goes here */
+	bool *set;                       /* at once: this becomes true */
+	void (*handle)(const char *arg); /* at once: this runs */
+	const char *help;                /* usage, '\n' between lines; NULL: not shown */
+	const char *why;                 /* no key: why not */
+};
+
+static void opt_offset(const char *arg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || *end || !*arg || *arg == '-')
+		bad_usage("--offset: '%s' is not a page number", arg);
+	ctl.offset = v;
+	ctl.offset_set = true;
+}
+
+static void opt_verbose(const char *arg)
+{
+	(void)arg;
+	if (ctl.loglevel < HIB_LOG_DEBUG)
+		ctl.loglevel++;
+	ctl.loglevel_set = true;
+}
+
+static void opt_quiet(const char *arg)
+{
+	(void)arg;
+	ctl.loglevel = HIB_LOG_ERR;
+	ctl.loglevel_set = true;
+}
+
+static void opt_help(const char *arg);
+static void opt_version(const char *arg);
+static void opt_tables(const char *arg);
+
+#define PRINTS_AND_EXITS "prints and exits"
+#define ONE_RUN "one run's choice, never a standing setting"
+
+static const struct cli_option options[] = {
+	{ "device", 'd', "DEV", "device", .str = &ctl.device,
+	  .help = "target: /dev/…, UUID=…, LABEL=…, PARTUUID=…, MAJ:MIN" },
+	{ "offset", 'o', "PAGES", "offset", .handle = opt_offset,
+	  .help = "page of the swap header inside DEV (resume_offset=)" },
+	{ "compress", 'c', "CODEC", "compress", .help = "none, lz4 (default) or zstd[:LEVEL]" },
+	{ "threads", 't', "N", "threads", .help = "codec threads (default: one per CPU)" },
+	{ "image-size", 0, "MB", "image-size", .help = "preferred image size in MiB, or 'min'" },
+	{ "powerdown", 0, "MODE", "powerdown",
+	  .help = "shutdown (default), platform, reboot or suspend\n"
+		  "(suspend: sleep in RAM, resume from disk if power is lost)" },
+	{ "test", 0, NULL, NULL, .set = &ctl.test_cycle,
+	  .help = "write the image, then restore it at once: no power-off",
+	  .why = "a dry run: " ONE_RUN },
+	{ "verify", 0, NULL, "verify", "yes",
+	  .help = "read the image back and check it before powering off" },
+	{ "no-adaptive", 0, NULL, "adaptive", "no",
+	  .help = "compress every block, even while the disk waits" },
+	{ "no-cancel", 0, NULL, "cancel", "no",
+	  .help = "Esc does not cancel while the image is written" },
+	{ "auto-swapon", 0, NULL, "auto-swapon", "yes",
+	  .help = "turn the swap area on for the cycle if it is off,\n"
+		  "and off again after" },
+	{ "encrypt", 0, NULL, "encrypt", "yes",
+	  .help = "encrypt the image: asks for a passphrase (Argon2id),\n"
+		  "or uses --key-file; resume asks for it again" },
+	{ "key-file", 0, "FILE", "key-file", .help = "the key file for --encrypt and for resume" },
+	{ "force", 0, NULL, "force", "yes", .help = "a failing hook does not abort the cycle" },
+	{ "no-hooks", 0, NULL, NULL, .set = &ctl.no_hooks,
+	  .help = "run no hooks (see hibernate-hooks(7))",
+	  .why = "no hooks at all: " ONE_RUN " (the file sets each hook's own key)" },
+	{ "loglevel", 0, "N", "loglevel",
+	  .help = "0 silent, 1 errors, 2 warnings, 3 progress (default),\n"
+		  "4 info, 5 debug; messages also go to the kernel log" },
+	{ "config", 0, "FILE", NULL, .str = &ctl.config_path,
+	  .help = "configuration file (default " HIB_CONFIG_PATH ")",
+	  .why = "names the file the keys are read from" },
+	{ "snapshot-device", 0, "FILE", NULL, .str = &ctl.snapshot_path,
+	  .why = "tests only: a snapshot device that is not the kernel's" },
+	{ "verbose", 'v', NULL, NULL, .handle = opt_verbose,
+	  .help = "more messages (repeat for debug)", .why = "loglevel one step up: " ONE_RUN },
+	{ "quiet", 'q', NULL, NULL, .handle = opt_quiet, .help = "errors only",
+	  .why = "loglevel 1: " ONE_RUN },
+	{ "help", 'h', NULL, NULL, .handle = opt_help, .help = "this text",
+	  .why = PRINTS_AND_EXITS },
+	{ "version", 'V', NULL, NULL, .handle = opt_version, .help = "the version",
+	  .why = PRINTS_AND_EXITS },
+	{ "cli-tables", 0, NULL, NULL, .handle = opt_tables,
+	  .why = "for tests/check-man and test-cli: " PRINTS_AND_EXITS },
+};
+
+/* The file's keys that no option sets, and why; a shipped hook's setting needs none. */
+static const struct {
+	const char *key, *why;
+} keys_without_option[] = {
+	{ "kernel-mismatch", "what resume does with another kernel's image: resume reads it "
+			     "from the file the initramfs carries" },
+	{ "systemd-hooks", "which hooks join the cycle: the system's setup, not one run's" },
+	{ "pm-utils-hooks", "which hooks join the cycle: the system's setup, not one run's" },
+	{ "hook-timeout", "how long a hook may take: the system's setup, not one run's" },
+};
+
+#define HOOK_SETTING_WHY "a shipped hook's setting: the hooks get it in their environment"
+
+static const struct cli_option *option_for_key(const char *key)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+		if (options[i].key && strcmp(options[i].key, key) == 0)
+			return &options[i];
+	return NULL;
+}
+
+static const char *key_why(const char *key, const char *hook_env)
+{
+	if (hook_env)
+		return HOOK_SETTING_WHY;
+	for (size_t i = 0; i < ARRAY_SIZE(keys_without_option); i++)
+		if (strcmp(keys_without_option[i].key, key) == 0)
+			return keys_without_option[i].why;
+	return "";
+}
+
+/* " LEFT  help", the help's further lines under its first. */
+static void usage_line(int width, const char *left, const char *help)
+{
+	const char *nl;
+
+	printf(" %-*s ", width, left);
+	for (; (nl = strchr(help, '\n')); help = nl + 1)
+		printf("%.*s\n%*s", (int)(nl - help), help, width + 2, "");
+	printf("%s\n", help);
+}
+
+static void __attribute__((noreturn)) usage(void)
+{
+	char left[64];
+
+	printf("Usage:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		const struct cli_command *c = &commands[i];
+
+		if (i == CMD_HIBERNATE)
+			snprintf(left, sizeof(left), "hibernate %s", c->args);
+		else
+			snprintf(left, sizeof(left), "hibernate %s %s", c->name, c->args);
+		usage_line(32, left, c->help);
+	}
+	printf("\nOptions:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		const struct cli_option *o = &options[i];
+
+		if (!o->help)
+			continue;
+		snprintf(left, sizeof(left), "%c%c%c --%s%s%s", o->flag ? '-' : ' ',
+			 o->flag ? o->flag : ' ', o->flag ? ',' : ' ', o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+		usage_line(22, left, o->help);
+	}
+	printf("\n"
+	       "Without --device the target is, in order: 'device' in the config file, the\n"
+	       "kernel's resume= and resume_offset=, the only active swap partition.\n"
+	       "DEV may be a swap file or an image file (prepare-file): hibernate writes to\n"
+	       "the blocks under it, and resume finds it by resume= and resume_offset=.\n"
+	       "Exit status: 0 done (or resumed), 1 failed, 2 bad usage, 3 cancelled.\n"
+	       "See hibernate(8).\n");
+	exit(EXIT_SUCCESS);
+}
+
+static void opt_help(const char *arg)
+{
+	(void)arg;
+	usage();
+}
+
+static void opt_version(const char *arg)
+{
+	(void)arg;
+	printf("hibernate %s\n", hib_version());
+	exit(EXIT_SUCCESS);
+}
+
+/* Tab-separated, '-' for none:
+ *   command NAME ARGS
+ *   option --NAME -F|- ARG KEY shown|hidden now|file WHY   (file: set after the file is read)
+ *   key NAME --OPTION|- WHY
+ *   stats SIDE KEY */
+static void opt_tables(const char *arg)
+{
+	const char *key, *env;
+
+	(void)arg;
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		printf("command\t%s\t%s\n", commands[i].name, commands[i].args);
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		const struct cli_option *o = &options[i];
+
+		printf("option\t--%s\t%s%c\t%s\t%s\t%s\t%s\t%s\n", o->name, o->flag ? "-" : "",
+		       o->flag ? o->flag : '-', o->arg ? o->arg : "-", o->key ? o->key : "-",
+		       o->help ? "shown" : "hidden", o->str || o->set || o->handle ? "now" : "file",
+		       o->why ? o->why : "");
+	}
+	for (size_t i = 0; (key = hib_config_key(i, &env)); i++) {
+		const struct cli_option *o = option_for_key(key);
+
+		printf("key\t%s\t%s%s\t%s\n", key, o ? "--" : "-", o ? o->name : "",
+		       o ? "" : key_why(key, env));
+	}
+	for (int side = HIB_STATS_HIBERNATE; side <= HIB_STATS_RESUMED; side++)
+		for (size_t i = 0; (key = hib_stats_key(side, i)); i++)
+			printf("stats\t%s\t%s\n", hib_stats_side_name(side), key);
+	exit(EXIT_SUCCESS);
+}
+
+/* getopt_long's code for options[i]: its flag, or this plus i. */
+#define OPT_LONG_ONLY 256
+
+static const struct cli_option *option_of(int c)
+{
+	if (c >= OPT_LONG_ONLY && (size_t)(c - OPT_LONG_ONLY) < ARRAY_SIZE(options))
+		return &options[c - OPT_LONG_ONLY];
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+		if (options[i].flag && options[i].flag == c)
+			return &options[i];
+	return NULL;
+}
+
+/* Options taken at once are; the others wait in @given for the config file. */
+static void parse_options(int argc, char **argv, const char **given)
+{
+	struct option longopts[ARRAY_SIZE(options) + 1] = { 0 };
+	char shorts[2 * ARRAY_SIZE(options) + 1], *sp = shorts;
+	int c;
+
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		const struct cli_option *o = &options[i];
+
+		longopts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument,
+					       NULL, o->flag ? o->flag : OPT_LONG_ONLY + (int)i };
+		if (o->flag) {
+			*sp++ = o->flag;
+			if (o->arg)
+				*sp++ = ':';
+		}
+	}
+	*sp = 0;
+	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+		const struct cli_option *o = option_of(c);
+
+		if (!o)
+			bad_usage("unknown or incomplete option");
+		if (o->str)
+			*o->str = optarg;
+		else if (o->set)
+			*o->set = true;
+		else if (o->handle)
+			o->handle(optarg);
+		else
+			given[o - options] = o->arg ? optarg : o->value;
+	}
+}
+
+static void parse_command(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	if (optind < argc) {
+		const char *word = argv[optind++];
+		size_t i = 0;
+
+		while (i < ARRAY_SIZE(commands) && strcmp(word, commands[i].name) != 0)
+			i++;
+		if (i == ARRAY_SIZE(commands))
+			bad_usage("unknown command '%s'", word);
+		ctl.cmd = (enum command)i;
+	}
+	cmd = &commands[ctl.cmd];
+	if (cmd->nargs) {
+		if ((unsigned)(argc - optind) != cmd->nargs)
+			bad_usage("%s", cmd->nargs_msg);
+		for (unsigned k = 0; k < cmd->nargs; k++)
+			ctl.args[k] = argv[optind++];
+	}
+	if (optind < argc)
+		bad_usage("unexpected argument '%s'", argv[optind]);
+}
+
+static void load_config(void)
+{
+	const char *path = ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH;
+	char err[256];
+	unsigned line = 0;
+	int r;
+
+	hib_config_init(&ctl.cfg);
+	r = hib_config_load(&ctl.cfg, path, &line, err, sizeof(err));
+	if (r == -ENOENT && !ctl.config_path)
+		r = 0; /* no config file is fine, unless one was named */
+	if (r < 0) {
+		if (line)
+			fprintf(stderr, "hibernate: %s:%u: %s\n", path, line, err);
+		else
+			fprintf(stderr, "hibernate: %s: %s\n", path, strerror(-r));
+		exit(EXIT_FAILURE);
+	}
+}
+
+/* The options that wait for the file, on top of it. */
+static void apply_options(const char *const *given)
+{
+	bool loglevel = false;
+	char err[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		if (!given[i])
+			continue;
+		if (hib_config_set(&ctl.cfg, options[i].key, given[i], err, sizeof(err)) < 0)
+			bad_usage("--%s", err);
+		loglevel |= strcmp(options[i].key, "loglevel") == 0;
+	}
+	/* --loglevel wins over -v and -q, the file's loglevel only when none is given. */
+	if (ctl.cfg.loglevel >= 0 && (loglevel || !ctl.loglevel_set))
+		ctl.loglevel = ctl.cfg.loglevel;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	const char *given[ARRAY_SIZE(options)] = { 0 };
+
+	parse_options(argc, argv, given);
+	parse_command(argc, argv);
+	load_config();
+	apply_options(given);
+	ctl.cfg.opts.stats = log_stats;
+}
+
 int main(int argc, char **argv)
 {
-	int r = EXIT_FAILURE;
+	int r;
 
 	hib_set_log(log_to_stderr, NULL);
 	ctl.progress_last_pct = -1;
@@ -1074,31 +1203,9 @@ int main(int argc, char **argv)
 	ctl.kmsg_fd = -1;
 	parse_args(argc, argv);
 	/* The cycle's messages belong in the kernel log; queries need not go there. */
-	if (ctl.cmd == CMD_HIBERNATE || ctl.cmd == CMD_RESUME)
+	if (commands[ctl.cmd].kmsg)
 		ctl.kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
-	switch (ctl.cmd) {
-	case CMD_HIBERNATE:
-		r = do_hibernate();
-		break;
-	case CMD_RESUME:
-		r = do_resume();
-		break;
-	case CMD_STATUS:
-		r = do_status();
-		break;
-	case CMD_INVALIDATE:
-		r = do_invalidate();
-		break;
-	case CMD_OFFSET:
-		r = do_offset();
-		break;
-	case CMD_PREPARE:
-		r = do_prepare();
-		break;
-	case CMD_DOCTOR:
-		r = do_doctor();
-		break;
-	}
+	r = commands[ctl.cmd].run();
 	if (ctl.kmsg_fd >= 0)
 		close(ctl.kmsg_fd);
 	hib_config_free(&ctl.cfg);

@@ -247,6 +247,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 {
 	struct resume_ctx rc = { .t = t };
 	struct hib_options defaults;
+	struct hib_stats own_stats; /* o->stats gets the numbers when the caller keeps none */
 	pthread_t reader;
 	bool invalidated = false;
 	uint64_t t0 = hib_now_ms();
@@ -256,6 +257,8 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		hib_options_init(&defaults);
 		o = &defaults;
 	}
+	if (!ret_stats)
+		ret_stats = &own_stats;
 	r = engine_image_load(t, &rc.img);
 	if (r == -ENOENT)
 		return HIB_RESUME_NO_IMAGE;
@@ -359,15 +362,20 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 	if (ret_stats) {
 		memset(ret_stats, 0, sizeof(*ret_stats));
 		ret_stats->stream_bytes = rc.img.hdr->stream_bytes;
-		ret_stats->stored_bytes = rc.img.hdr->stat_stored_bytes;
+		ret_stats->stored_bytes = rc.img.hdr->stat_stored_bytes +
+					  (uint64_t)(rc.img.hdr->map_pages + 1) * HIB_PAGE_SIZE;
 		ret_stats->extents = rc.img.map.n;
 		ret_stats->threads = rc.ep.workers;
 		ret_stats->io_ms = hib_now_ms() - t0;
 		ret_stats->pipeline_bytes = pipeline_memory(rc.ep.pipe);
+		ret_stats->blocks = rc.img.hdr->nr_blocks;
+		ret_stats->snapshot_io_ms = rc.snap_ns / 1000000;
 	}
 	/* The kernel's share: it allocates and fills a page per write(). */
 	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms); restoring",
 		 (unsigned long long)(hib_now_ms() - t0), (unsigned long long)(rc.snap_ns / 1000000));
+	if (o->stats)
+		o->stats(HIB_STATS_RESUME, ret_stats, o->stats_userdata);
 
 	r = snap->ops->freeze(snap);
 	if (r < 0) {

@@ -661,6 +661,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 {
 	struct suspend_ctx sc = { .t = t, .snap = snap, .o = o,
 				  .snap_mu = PTHREAD_MUTEX_INITIALIZER };
+	struct hib_stats own_stats; /* o->stats gets the numbers when the caller keeps none */
 	_cleanup_(freep) uint8_t *orig_page = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(freep) struct hib_header *h = hib_alloc_pages(HIB_PAGE_SIZE);
 	uint32_t block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES;
@@ -670,6 +671,8 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 
 	if (!orig_page || !h)
 		return -ENOMEM;
+	if (!ret_stats)
+		ret_stats = &own_stats;
 	if (block_bytes % HIB_PAGE_SIZE || block_bytes > HIB_BLOCK_MAX_BYTES)
 		return -EINVAL;
 	r = check_target(t, snap, orig_page, o->auto_swapon, &swapped_on);
@@ -849,7 +852,13 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		ret_stats->snapshot_ms = h->stat_snapshot_ms;
 		ret_stats->io_ms = h->stat_write_ms;
 		ret_stats->pipeline_bytes = pipeline_memory(sc.ep.pipe);
+		ret_stats->blocks = sc.nr_blocks;
+		ret_stats->snapshot_io_ms = sc.snap_ns / 1000000;
+		ret_stats->adaptive = sc.adaptive;
+		ret_stats->raw_blocks = atomic_load(&sc.adapt.raw_blocks);
 	}
+	if (o->stats)
+		o->stats(HIB_STATS_HIBERNATE, ret_stats, o->stats_userdata);
 	if (o->powerdown == HIB_POWERDOWN_NONE) {
 		r = HIB_SUSPEND_WRITTEN;
 		sig_written = false; /* the image stays: the caller asked for exactly that */

@@ -301,6 +301,15 @@ static const struct key keys[] = {
 };
 _Static_assert(ARRAY_SIZE(keys) <= HIB_CONFIG_MAX_KEYS, "too many keys");
 
+const char *hib_config_key(size_t i, const char **ret_hook_env)
+{
+	if (i >= ARRAY_SIZE(keys))
+		return NULL;
+	if (ret_hook_env)
+		*ret_hook_env = keys[i].hook_env;
+	return keys[i].name;
+}
+
 static const char *hook_default(const char *env)
 {
 	/* What the shipped hooks do when not told: nothing but the clock. */

@@ -61,6 +61,11 @@ int hib_config_set_from(struct hib_config *c, const char *key, const char *value
 int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, char *err,
 		    size_t errlen);
 
+/* The file's keys, in the order `hibernate status` shows them: the @i-th (from 0), NULL
+ * past the last. *@ret_hook_env (may be NULL) gets the environment variable a shipped
+ * hook's setting is handed to the hooks in, NULL for the other keys. */
+const char *hib_config_key(size_t i, const char **ret_hook_env);
+
 /* Every key with its effective value (as text) and where it came from. */
 typedef void (*hib_config_dump_fn)(const char *key, const char *value,
 				   enum hib_config_source src, void *userdata);

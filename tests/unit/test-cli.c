@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "frontend/config.h"
+#include "frontend/stats.h"
 #include "helpers.h"
 
 #ifndef HIBERNATE_BIN_DEFAULT
@@ -502,6 +504,223 @@ static void status_damaged_image(void **state)
 	run_free(&r);
 }
 
+/* ---- the tables (hibernate --cli-tables) --------------------------------- */
+
+/* Split @line at tabs into at most @max fields (empty ones kept); returns how many. */
+static size_t split_tabs(char *line, char **field, size_t max)
+{
+	size_t n = 0;
+
+	while (line && n < max)
+		field[n++] = strsep(&line, "\t");
+	return n;
+}
+
+static bool is_config_key(const char *key)
+{
+	const char *k;
+
+	for (size_t i = 0; (k = hib_config_key(i, NULL)); i++)
+		if (strcmp(k, key) == 0)
+			return true;
+	return false;
+}
+
+struct cli_opt {
+	char *name, *flag, *arg, *key, *shown, *how, *why;
+};
+
+struct cli_tables {
+	struct run run;
+	char *cmd[16];
+	size_t n_cmd;
+	struct cli_opt opt[64];
+	size_t n_opt;
+	char *key[64][3]; /* name, option, why */
+	size_t n_key;
+	char *stats[64][2]; /* side, key */
+	size_t n_stats;
+};
+
+static void tables_load(struct fx *f, struct cli_tables *t)
+{
+	char *save = NULL;
+
+	memset(t, 0, sizeof(*t));
+	t->run = RUN("--config", f->conf, "--cli-tables");
+	expect(&t->run, 0, "option\t--device\t", NULL);
+	for (char *line = strtok_r(t->run.out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *fl[9];
+		size_t n = split_tabs(line, fl, 9);
+
+		if (n == 3 && strcmp(fl[0], "command") == 0 && t->n_cmd < 16)
+			t->cmd[t->n_cmd++] = fl[1];
+		else if (n == 8 && strcmp(fl[0], "option") == 0 && t->n_opt < 64)
+			t->opt[t->n_opt++] = (struct cli_opt){ fl[1], fl[2], fl[3], fl[4],
+							       fl[5], fl[6], fl[7] };
+		else if (n == 4 && strcmp(fl[0], "key") == 0 && t->n_key < 64)
+			memcpy(t->key[t->n_key++], &fl[1], sizeof(t->key[0]));
+		else if (n == 3 && strcmp(fl[0], "stats") == 0 && t->n_stats < 64)
+			memcpy(t->stats[t->n_stats++], &fl[1], sizeof(t->stats[0]));
+		else
+			fail_msg("--cli-tables: unexpected line '%s' (%zu fields)", fl[0], n);
+	}
+	assert_true(t->n_cmd > 0 && t->n_opt > 0 && t->n_key > 0 && t->n_stats > 0);
+}
+
+static const struct cli_opt *tables_option(const struct cli_tables *t, const char *name)
+{
+	for (size_t i = 0; i < t->n_opt; i++)
+		if (strcmp(t->opt[i].name, name) == 0)
+			return &t->opt[i];
+	return NULL;
+}
+
+/* One source of truth: every key of config.c has its option or says why not, and
+ * every option names a key config.c has or says why not. */
+static void tables_hold_every_config_key(void **state)
+{
+	struct cli_tables t;
+
+	tables_load(*state, &t);
+	for (size_t i = 0; i < t.n_key; i++) {
+		const char *name = t.key[i][0], *opt = t.key[i][1], *why = t.key[i][2];
+		const struct cli_opt *o = tables_option(&t, opt);
+
+		assert_string_equal(name, hib_config_key(i, NULL));
+		if (strcmp(opt, "-") == 0 && !*why)
+			fail_msg("config key '%s' has no option and no reason for it", name);
+		if (strcmp(opt, "-") != 0 && (!o || strcmp(o->key, name) != 0))
+			fail_msg("config key '%s' names option '%s', which does not set it", name,
+				 opt);
+	}
+	assert_null(hib_config_key(t.n_key, NULL));
+	for (size_t i = 0; i < t.n_opt; i++) {
+		const struct cli_opt *o = &t.opt[i];
+
+		if (strcmp(o->key, "-") == 0 && !*o->why)
+			fail_msg("option %s sets no config key and says no reason", o->name);
+		if (strcmp(o->key, "-") != 0 && !is_config_key(o->key))
+			fail_msg("option %s names config key '%s', which config.c lacks", o->name,
+				 o->key);
+	}
+	run_free(&t.run);
+}
+
+/* --help is made from the tables: every shown command and option is in it, and
+ * nothing hidden. */
+static void help_lists_the_tables(void **state)
+{
+	struct fx *f = *state;
+	struct cli_tables t;
+	struct run h = RUN("--config", f->conf, "--help");
+	char want[128];
+
+	tables_load(f, &t);
+	expect(&h, 0, "Usage:", NULL);
+	for (size_t i = 1; i < t.n_cmd; i++) { /* the first is the default: no word */
+		snprintf(want, sizeof(want), " hibernate %s ", t.cmd[i]);
+		if (!strstr(h.out, want))
+			fail_msg("--help lacks command '%s':\n%s", t.cmd[i], h.out);
+	}
+	for (size_t i = 0; i < t.n_opt; i++) {
+		const struct cli_opt *o = &t.opt[i];
+		bool shown = strcmp(o->shown, "shown") == 0;
+
+		if (strcmp(o->flag, "-") != 0)
+			snprintf(want, sizeof(want), "%s, %s", o->flag, o->name);
+		else
+			snprintf(want, sizeof(want), "    %s", o->name);
+		if (shown != (strstr(h.out, want) != NULL))
+			fail_msg("--help %s '%s':\n%s", shown ? "lacks" : "shows the hidden", want,
+				 h.out);
+	}
+	run_free(&h);
+	run_free(&t.run);
+}
+
+/* tests/check-man holds hibernate(8) to the STATS keys listed here: all of them, side
+ * by side. */
+static void tables_list_the_stats_keys(void **state)
+{
+	struct cli_tables t;
+	int prev = -1;
+	size_t k = 0;
+
+	tables_load(*state, &t);
+	for (size_t i = 0; i < t.n_stats; i++) {
+		int side = HIB_STATS_HIBERNATE;
+		const char *name;
+
+		while ((name = hib_stats_side_name(side)) && strcmp(name, t.stats[i][0]) != 0)
+			side++;
+		if (side != prev) {
+			assert_int_equal(side, prev + 1);
+			if (prev >= 0)
+				assert_null(hib_stats_key(prev, k));
+			prev = side;
+			k = 0;
+		}
+		assert_string_equal(t.stats[i][1], hib_stats_key(side, k++));
+	}
+	assert_int_equal(prev, HIB_STATS_RESUMED);
+	assert_null(hib_stats_key(prev, k));
+	run_free(&t.run);
+}
+
+/* The line of @text that starts with @start, malloc'ed; NULL when there is none. */
+static char *config_line(const char *text, const char *start)
+{
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, start, strlen(start)) == 0)
+			return strndup(p, strcspn(p, "\n"));
+	return NULL;
+}
+
+/* An argument for each option that takes one and sets a key after the file. */
+static const char *const sample_args[][2] = {
+    {"--compress", "zstd:3"}, {"--threads", "2"},  {"--image-size", "100"},
+    {"--powerdown", "reboot"}, {"--key-file", "/nonexistent/key"}, {"--loglevel", "2"},
+};
+
+/* Each option that stands for a key sets that key: status says it came from an option. */
+static void options_set_their_keys(void **state)
+{
+	struct fx *f = *state;
+	struct cli_tables t;
+
+	tables_load(f, &t);
+	for (size_t i = 0; i < t.n_opt; i++) {
+		const struct cli_opt *o = &t.opt[i];
+		const char *arg = NULL;
+		char want[64], *line;
+		struct run r;
+
+		if (strcmp(o->how, "file") != 0)
+			continue;
+		for (size_t k = 0; k < sizeof(sample_args) / sizeof(sample_args[0]); k++)
+			if (strcmp(sample_args[k][0], o->name) == 0)
+				arg = sample_args[k][1];
+		if (strcmp(o->arg, "-") != 0 && !arg)
+			fail_msg("test-cli has no sample argument for %s", o->name);
+		r = strcmp(o->arg, "-") != 0
+			? RUN("status", "--config", f->conf, "--device", f->swap, o->name, arg)
+			: RUN("status", "--config", f->conf, "--device", f->swap, o->name);
+		expect(&r, 0, "config:\n", NULL);
+		snprintf(want, sizeof(want), "  %-15s ", o->key);
+		line = config_line(r.out, want);
+		if (!line || !strstr(line, "(option)"))
+			fail_msg("%s did not set config key '%s':\n%s", o->name, o->key, r.out);
+		if (arg && !strstr(line, arg))
+			fail_msg("%s %s: key '%s' does not show the value:\n%s", o->name, arg,
+				 o->key, r.out);
+		free(line);
+		run_free(&r);
+	}
+	run_free(&t.run);
+}
+
 #define FX(fn)                                                                                     \
 	{                                                                                          \
 		.name = #fn, .test_func = fn, .setup_func = fx_setup, .teardown_func = fx_teardown \
@@ -511,6 +730,10 @@ int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
 	    FX(help_prints_usage),
+	    FX(tables_hold_every_config_key),
+	    FX(help_lists_the_tables),
+	    FX(tables_list_the_stats_keys),
+	    FX(options_set_their_keys),
 	    FX(version_prints_library_version),
 	    FX(status_plain_swap),
 	    FX(status_missing_device),

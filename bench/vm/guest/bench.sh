@@ -7,7 +7,8 @@
 #   boot 2: the resume step; in the resumed world boot 1's script goes on and
 #           prints resumed=1 (the host's end mark for the resume time)
 # Marks (the host takes their arrival times): mark=hibernate right before the
-# hibernate command, mark=resume right before the resume step.
+# hibernate command, mark=resume right before the resume step.  `hibernate -v`
+# prints the STATS lines the host reads the image's size and phases from.
 # shellcheck source=tests/vm/guest/guest.sh
 . /lib/hibtest/guest.sh
 
@@ -113,12 +114,6 @@ case $1 in
 	fi
 	;;
 2)
-	if [ "$side" = ours ]; then
-		# Reads only (before the mark): the image's size on disk.
-		hibernate status --device /dev/vda1 >/run/status 2>&1
-		say image_bytes "$(sed -n 's/^image-bytes: *//p' /run/status)"
-		say stream_bytes "$(sed -n 's/^stream-bytes: *//p' /run/status)"
-	fi
 	devno=$(cat /sys/class/block/vda1/dev)
 	echo 7 >/proc/sys/kernel/printk
 	say mark resume
