@@ -180,6 +180,7 @@ void hib_snapshot_closep(struct hib_snapshot **s);
 /* Options of a cycle                                                      */
 /* ======================================================================= */
 
+/* The numbers are the image header's (lib/format/format.h, enum hib_codec). */
 enum hib_codec_choice { HIB_COMPRESS_NONE = 0, HIB_COMPRESS_LZ4 = 1, HIB_COMPRESS_ZSTD = 2 };
 
 enum hib_powerdown {
@@ -243,6 +244,7 @@ struct hib_options {
 /* Defaults: lz4, one worker per CPU, kernel's image size, shutdown. */
 void hib_options_init(struct hib_options *o);
 int hib_codec_parse(const char *text, enum hib_codec_choice *ret_codec, int *ret_level);
+/* The name of a codec choice, or of a header's codec (hib_image_info's codec). */
 const char *hib_codec_name(unsigned codec);
 
 /* ======================================================================= */

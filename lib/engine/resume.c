@@ -26,7 +26,7 @@
 struct resume_ctx {
 	struct hib_target *t;
 	uint8_t *key;              /* data key of an encrypted image */
-	struct engine_image img;
+	struct image img;
 	struct engine_pipe ep;
 	int reader_err;
 	uint64_t snap_ns;          /* time inside /dev/snapshot's write() */
@@ -112,10 +112,7 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 	uint64_t fed = 0, last = 0;
 	int r = 0;
 
-	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
-	 * secret: a stack state must be initialised or the hash is wrong at random. */
-	XXH3_INITSTATE(&st);
-	XXH3_64bits_reset_withSeed(&st, hdr->image_id);
+	hib_xxh3_reset(&st, hdr->image_id);
 	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
 		struct hib_job *job = pipeline_next_done(p);
 		const uint8_t *buf;
@@ -229,8 +226,7 @@ static int check_kernel(const struct hib_target *t, const struct hib_header *h)
 
 	if (uname(&u) < 0)
 		return -errno;
-	if (strcmp(u.release, h->kernel_release) || strcmp(u.version, h->kernel_version) ||
-	    strcmp(u.machine, h->machine))
+	if (hib_header_kernel_check(h, &u) < 0)
 		return log_err(-EXDEV,
 			       "%s: the image was written by kernel %s (%s), this is %s (%s); "
 			       "only a boot of the kernel that wrote it can resume it",
@@ -252,7 +248,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		hib_options_init(&defaults);
 		o = &defaults;
 	}
-	r = engine_image_load(t, &rc.img);
+	r = image_load(t, &rc.img);
 	if (r == -ENOENT)
 		return HIB_RESUME_NO_IMAGE;
 	if (r < 0)
@@ -351,7 +347,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 	invalidated = true;
 	hib_test_pause("invalidated");
 	/* The header's place gets the cycle's numbers, for the resumed system. */
-	engine_image_report(t, &rc.img, hib_now_ms() - t0, rc.ep.workers ? rc.ep.workers : 1);
+	image_write_report(t, &rc.img, hib_now_ms() - t0, rc.ep.workers ? rc.ep.workers : 1);
 	if (ret_stats) {
 		memset(ret_stats, 0, sizeof(*ret_stats));
 		ret_stats->stream_bytes = rc.img.hdr->stream_bytes;
@@ -393,11 +389,11 @@ discard:
 		else
 			log_warn("%s: image discarded, the swap area is usable again", t->path);
 		if (k == 0 && rc.img.hdr)
-			engine_image_wipe(t, &rc.img);
+			image_wipe(t, &rc.img);
 	}
 out:
 	crypt_key_free(rc.key);
 	engine_pipe_free(&rc.ep);
-	engine_image_free(&rc.img);
+	image_free(&rc.img);
 	return r;
 }

@@ -393,10 +393,7 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 	/* Allocated after the snapshot: small, and the image already made room. */
 	if (!rec || !out)
 		return -ENOMEM;
-	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
-	 * secret: a stack state must be initialised or the hash is wrong at random. */
-	XXH3_INITSTATE(&st);
-	XXH3_64bits_reset_withSeed(&st, sc->image_id);
+	hib_xxh3_reset(&st, sc->image_id);
 	r = readahead_new(sc->t, &sc->map, 0, sc->map.pages, VERIFY_RA_CHUNK_PAGES,
 			  VERIFY_RA_DEPTH, !getenv("HIBERNATE_NO_URING"), &ra);
 	if (r < 0)
@@ -437,35 +434,12 @@ static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_
 			return log_err(r, "%s: no swap page left for the extent map: %m",
 				       sc->t->path);
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		size_t first = (size_t)i * HIB_MAP_ENTRIES;
-		size_t cnt = MIN(HIB_MAP_ENTRIES, sc->map.n - first);
-
-		memset(mp, 0, HIB_PAGE_SIZE);
-		memcpy(mp->magic, HIB_MAP_MAGIC, 4);
-		mp->index = i;
-		mp->count = (uint32_t)cnt;
-		mp->next_offset = i + 1 < n ? offs[i + 1] : 0;
-		memcpy(mp->ext, &sc->map.ext[first], cnt * sizeof(struct hib_extent));
-		hib_map_page_seal(mp, sc->image_id);
-		r = hib_target_write(sc->t, offs[i], mp, HIB_PAGE_SIZE);
-		if (r < 0)
-			return log_err(r, "%s: writing the extent map failed: %m", sc->t->path);
-	}
+	r = image_write_map(sc->t, &sc->map, sc->image_id, offs, n, mp);
+	if (r < 0)
+		return r;
 	*ret_first = offs[0];
 	*ret_pages = n;
 	return 0;
-}
-
-static void fill_identity(struct hib_header *h)
-{
-	struct utsname u;
-
-	if (uname(&u) < 0)
-		return;
-	snprintf(h->kernel_release, sizeof(h->kernel_release), "%s", u.release);
-	snprintf(h->kernel_version, sizeof(h->kernel_version), "%s", u.version);
-	snprintf(h->machine, sizeof(h->machine), "%.15s", u.machine);
 }
 
 /* After the snapshot: move the stream to disk and seal it with the signature. */
@@ -474,14 +448,10 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 {
 	pthread_t writer;
 	pthread_attr_t attr;
-	struct hib_sig_tail tail;
 	uint64_t stream_xxh3, t0 = hib_now_ms(), tp;
 	int r;
 
-	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
-	 * secret: a state must be initialised or the hash is wrong at random. */
-	XXH3_INITSTATE(&sc->stream_st);
-	XXH3_64bits_reset_withSeed(&sc->stream_st, sc->image_id);
+	hib_xxh3_reset(&sc->stream_st, sc->image_id);
 	r = pipeline_start(sc->ep.pipe);
 	if (r < 0)
 		return log_err(r, "starting %u codec threads failed: %m", sc->ep.workers);
@@ -525,10 +495,9 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 		h->stream_xxh3 = 0;
 		crypt_header_mac_set(sc->key, h);
 	}
-	hib_header_seal(h);
-	r = hib_target_write(sc->t, sc->hdr_off, h, HIB_PAGE_SIZE);
+	r = image_write_header(sc->t, sc->hdr_off, h);
 	if (r < 0)
-		return log_err(r, "%s: writing the image header failed: %m", sc->t->path);
+		return r;
 	log_phase(&tp, "map+header");
 	hib_test_pause("header");
 	if (sc->o->verify) {
@@ -544,21 +513,10 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	log_phase(&tp, "sync");
 	hib_test_pause("sync");
 
-	memset(&tail, 0, sizeof(tail));
-	memcpy(tail.magic, HIB_TAIL_MAGIC, 16);
-	tail.version = HIB_FORMAT_VERSION;
-	tail.page_size = HIB_PAGE_SIZE;
-	tail.header_offset = sc->hdr_off;
-	tail.image_id = sc->image_id;
-	tail.header_xxh3 = hib_header_xxh3(h);
-	tail.created_unix = h->created_unix;
-	memcpy(tail.orig_sig, orig_page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_SIG_LEN);
-	memcpy(tail.sig, HIB_IMAGE_SIG, HIB_SIG_LEN);
-	hib_tail_seal(&tail);
 	*ret_sig_written = true; /* from here on a failure must put SWAPSPACE2 back */
-	r = hib_sig_write_image(sc->t, orig_page, &tail);
+	r = image_write_sig(sc->t, h, sc->hdr_off, orig_page);
 	if (r < 0)
-		return log_err(r, "%s: unable to write the signature page: %m", sc->t->path);
+		return r;
 	log_phase(&tp, "signature");
 	hib_test_pause("signature");
 	/* How much of the write the kernel's copy-out took (one page per read()):
@@ -658,6 +616,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	_cleanup_(freep) uint8_t *orig_page = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(freep) struct hib_header *h = hib_alloc_pages(HIB_PAGE_SIZE);
 	uint32_t block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES;
+	struct utsname u;
 	bool frozen = false, image = false, sig_written = false, swapped_on = false;
 	int in_suspend = 0, r;
 	uint64_t t0, tp;
@@ -720,16 +679,8 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		  aio_is_uring(sc.aio) ? "io_uring" : "pwrite",
 		  sc.adaptive ? ", adaptive compression" : "");
 
-	memset(h, 0, HIB_PAGE_SIZE);
-	memcpy(h->magic, HIB_HEADER_MAGIC, 16);
-	h->version = HIB_FORMAT_VERSION;
-	h->codec = (uint32_t)o->codec;
-	h->codec_level = o->codec_level;
-	h->block_raw_bytes = block_bytes;
-	h->created_unix = (uint64_t)time(NULL);
-	fill_identity(h);
-	memcpy(h->orig_tail, orig_page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE, HIB_SIG_TAIL_SIZE);
-	h->image_id = sc.image_id;
+	hib_header_init(h, sc.image_id, (uint64_t)time(NULL), (uint32_t)o->codec, o->codec_level,
+			block_bytes, uname(&u) == 0 ? &u : NULL, orig_page);
 	if (o->secret) {
 		/* Argon2id wants its memory now, long before anything is frozen. */
 		r = crypt_setup(o->secret, h, &sc.key);
@@ -784,7 +735,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 
 		if (ret_stats)
 			memset(ret_stats, 0, sizeof(*ret_stats));
-		if (engine_report_take(t, sc.hdr_off, sc.image_id, &rep) == 0 && ret_stats) {
+		if (image_take_report(t, sc.hdr_off, sc.image_id, &rep) == 0 && ret_stats) {
 			ret_stats->resumed_report = true;
 			ret_stats->stream_bytes = rep.stream_bytes;
 			ret_stats->stored_bytes = rep.stored_bytes;

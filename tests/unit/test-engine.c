@@ -348,7 +348,7 @@ struct pristine {
 	uint8_t image_page0[TEST_PAGE];
 	uint8_t header_page[TEST_PAGE]; /* resume wipes it when it discards the image */
 	uint64_t hash;
-	struct engine_image img;
+	struct image img;
 	uint64_t map_off[64];
 	uint32_t map_pages;
 	struct blockinfo *blocks;
@@ -361,7 +361,7 @@ static void pristine_drop(struct pristine *p)
 {
 	if (p->path[0])
 		unlink(p->path);
-	engine_image_free(&p->img);
+	image_free(&p->img);
 	free(p->blocks);
 	memset(p, 0, sizeof(*p));
 }
@@ -396,7 +396,7 @@ static struct pristine *pristine_get(size_t i)
 	p->hash = hash_file(p->path);
 
 	assert_int_equal(hib_target_open(p->path, 0, false, &t), 0);
-	assert_int_equal(engine_image_load(t, &p->img), 0);
+	assert_int_equal(image_load(t, &p->img), 0);
 	/* The map chain, page by page. */
 	next = p->img.hdr->map_offset;
 	p->map_pages = p->img.hdr->map_pages;
@@ -946,9 +946,9 @@ static void resume_leaves_report_for_resumed_system(void **state)
 	res = resume_image(path, &fp, 2);
 	assert_int_equal(res.r, HIB_RESUME_RESTORED);
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
-	assert_int_equal(engine_report_take(t, tail.header_offset, tail.image_id ^ 1, &rep),
+	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id ^ 1, &rep),
 			 -ENOENT);
-	assert_int_equal(engine_report_take(t, tail.header_offset, tail.image_id, &rep), 0);
+	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id, &rep), 0);
 	assert_int_equal(rep.image_id, tail.image_id);
 	assert_int_equal(rep.stream_bytes, 400 * TEST_PAGE);
 	assert_true(rep.stored_bytes > 0 && rep.stored_bytes < rep.stream_bytes);
@@ -956,7 +956,7 @@ static void resume_leaves_report_for_resumed_system(void **state)
 	assert_int_equal(rep.write_threads, 2);
 	assert_true(rep.loaded_unix >= rep.created_unix);
 	/* Taken once: the page is zeros now. */
-	assert_int_equal(engine_report_take(t, tail.header_offset, tail.image_id, &rep), -ENOENT);
+	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id, &rep), -ENOENT);
 	hib_target_close(t);
 	unlink(path);
 }
