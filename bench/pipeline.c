@@ -210,6 +210,7 @@ static struct cycle run_cycle(const char *stream, uint64_t stream_bytes, const c
 	struct hib_snapshot *s;
 	struct hib_options o;
 	struct hib_stats st;
+	enum hib_suspend_outcome written = 0;
 	struct cycle c = { 0 };
 	double t0;
 	int r;
@@ -225,9 +226,9 @@ static struct cycle run_cycle(const char *stream, uint64_t stream_bytes, const c
 	if ((r = hib_snapshot_file_new(stream, HIB_SNAP_HIBERNATE, pages, 0, &s)) < 0)
 		die(stream, r);
 	t0 = now_s();
-	r = hib_suspend(t, s, &o, &st);
+	r = hib_suspend(t, s, &o, &written, &st);
 	c.hib_s = now_s() - t0;
-	if (r != HIB_SUSPEND_WRITTEN)
+	if (r < 0 || written != HIB_SUSPEND_WRITTEN)
 		die("hibernate", r);
 	c.stored = st.stored_bytes;
 	hib_snapshot_close(s);

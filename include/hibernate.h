@@ -219,7 +219,7 @@ struct hib_options {
 	hib_progress_fn progress;
 	void *progress_userdata;
 	/* Polled while the image is written; returning true cancels the cycle
-	 * (-ECANCELED: signature untouched, processes thawed). NULL: never. */
+	 * (HIB_SUSPEND_CANCELLED: signature untouched, processes thawed). NULL: never. */
 	bool (*cancel)(void *userdata);
 	void *cancel_userdata;
 	/* Read the written image back and check every block before the signature. */
@@ -269,29 +269,39 @@ struct hib_stats {
 	uint64_t loaded_unix;      /* when the resume side restored it */
 };
 
+/* How a hibernate that did not fail ended. */
 enum hib_suspend_outcome {
 	HIB_SUSPEND_RESUMED = 1,     /* the image was restored and we run again */
-	HIB_SUSPEND_WRITTEN = 2,     /* powerdown NONE: image written, system still up */
+	HIB_SUSPEND_WRITTEN = 2,     /* powerdown NONE (or a snapshot device whose power-off
+					returns): image written, system still up */
 	HIB_SUSPEND_RAM = 3,         /* powerdown SUSPEND: woke from RAM, image discarded */
 	/* powerdown TEST: image written and valid, every other process SIGSTOPped
 	 * (the snapshot is freed and thawed). Close the snapshot, then hib_resume()
-	 * from the target; if that fails, hib_test_abort() lets them run again. */
+	 * from the target; if the image is not restored, hib_test_cycle_abort(). */
 	HIB_SUSPEND_TEST_WRITTEN = 4,
+	HIB_SUSPEND_CANCELLED = 5,   /* o->cancel said so while the image was written: nothing
+					saved, swap signature as it was, processes thawed */
 };
-
-/* After HIB_SUSPEND_TEST_WRITTEN and a failed hib_resume: SIGCONT the others. */
-void hib_test_abort(void);
 
 /*
  * Hibernate: verify the target holds a swap signature (refusing anything else
  * before a single byte is written or a process frozen), freeze, make the
  * atomic copy, write the image, write the signature last, power down.
- * Returns HIB_SUSPEND_RESUMED in the resumed system, HIB_SUSPEND_WRITTEN
- * with HIB_POWERDOWN_NONE, or -errno with the system thawed and the swap
- * signature as it was. @ret_stats may be NULL.
+ * Returns 0 and how it ended in *@ret_outcome (HIB_SUSPEND_RESUMED in the
+ * resumed system; the others with the system thawed, and the swap signature
+ * as it was unless the image is kept: WRITTEN, TEST_WRITTEN), or -errno with
+ * the system thawed and the swap signature as it was.
+ * @ret_outcome and @ret_stats may be NULL.
  */
 int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
-		struct hib_stats *ret_stats);
+		enum hib_suspend_outcome *ret_outcome, struct hib_stats *ret_stats);
+
+/*
+ * The test cycle (hibernate --test), only: after HIB_SUSPEND_TEST_WRITTEN,
+ * when the image was not restored (hib_resume failed, or could not be run),
+ * let the processes hib_suspend stopped run again (SIGCONT to all).
+ */
+void hib_test_cycle_abort(void);
 
 enum hib_resume_outcome {
 	HIB_RESUME_NO_IMAGE = 0,     /* nothing to do; not a byte written */

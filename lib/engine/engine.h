@@ -15,6 +15,12 @@
 
 #define HIB_DEFAULT_BLOCK_BYTES (256u * 1024u)
 
+/* How messages name a target: its file (swap or image file), else its device. */
+static inline const char *target_name(const struct hib_target *t)
+{
+	return hib_target_file(t) ? hib_target_file(t) : hib_target_path(t);
+}
+
 /* Worker contexts and the pipeline, all allocated before anything is frozen. */
 struct engine_pipe {
 	struct hib_pipeline *pipe;
@@ -40,5 +46,9 @@ int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t blo
  * after the snapshot; check it before a restore (-ESTALE when changed). */
 int engine_fs_record(struct hib_header *h);
 int engine_fs_check(const struct hib_target *t, const struct hib_header *h);
+
+/* hibernate --test (testcycle.c): once the image is written, stop every other
+ * process of a system @snap freezes, before it thaws. */
+void engine_test_cycle_stop_others(const struct hib_snapshot *snap);
 
 #endif

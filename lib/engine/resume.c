@@ -268,11 +268,11 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 	/* An active swap area (hibernate --test restores from the area it just
 	 * wrote): the kernel refuses writes to it (ETXTBSY) unless this handle names
 	 * it, and we must write its signature. In an initramfs no swap is active. */
-	if (!snap->is_fake && hib_target_is_swap(t) && hib_target_swap_active(t, NULL) == 1 &&
+	if (hib_snapshot_can(snap, HIB_SNAP_CAP_FREEZES_SYSTEM) && hib_target_is_swap(t) && hib_target_swap_active(t, NULL) == 1 &&
 	    snap->ops->set_swap_area(snap, t->dev, t->offset_pages) < 0)
 		log_debug("%s: active swap, and the kernel refused it as the swap area",
 			  t->path);
-	if (!snap->is_fake) {
+	if (hib_snapshot_can(snap, HIB_SNAP_CAP_FREEZES_SYSTEM)) {
 		r = check_kernel(t, rc.img.hdr);
 		if (r == -EXDEV && o->keep_on_kernel_mismatch) {
 			log_warn("%s: image kept for a boot of kernel %s (kernel-mismatch = keep)",
@@ -370,7 +370,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		snap->ops->platform_support(snap, 1);
 	r = snap->ops->atomic_restore(snap);
 	/* Only the fake comes back with 0. */
-	if (r == 0 && snap->is_fake) {
+	if (r == 0 && hib_snapshot_can(snap, HIB_SNAP_CAP_RETURNS)) {
 		r = HIB_RESUME_RESTORED;
 		goto out;
 	}

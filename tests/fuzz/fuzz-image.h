@@ -446,6 +446,7 @@ static uint8_t *fuzz_make_image(const struct fuzz_base *b, size_t *ret_size)
 	uint8_t *img = malloc(size);
 	struct hib_sig_tail *tail;
 	struct resume_result res;
+	enum hib_suspend_outcome outcome = 0;
 	int r;
 
 	if (!img || !L)
@@ -471,7 +472,8 @@ static uint8_t *fuzz_make_image(const struct fuzz_base *b, size_t *ret_size)
 	if (r == 0)
 		r = hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap);
 	if (r == 0)
-		r = hib_suspend(t, snap, &o, NULL);
+		r = hib_suspend(t, snap, &o, &outcome, NULL);
+	r = cycle_result(r, outcome);
 	alarm(0);
 	signal(SIGALRM, SIG_DFL);
 	unsetenv("HIBERNATE_NO_URING");

@@ -90,6 +90,7 @@ static void hibernate(struct fx *f, const struct hib_secret *s, enum hib_codec_c
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_suspend_outcome written = 0;
 
 	hib_options_init(&o);
 	o.codec = codec;
@@ -98,7 +99,8 @@ static void hibernate(struct fx *f, const struct hib_secret *s, enum hib_codec_c
 	o.secret = s;
 	assert_int_equal(hib_target_open(f->path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&f->fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	assert_int_equal(hib_suspend(t, snap, &o, NULL), HIB_SUSPEND_WRITTEN);
+	assert_int_equal(hib_suspend(t, snap, &o, &written, NULL), 0);
+	assert_int_equal(written, HIB_SUSPEND_WRITTEN);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
 }

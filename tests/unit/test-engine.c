@@ -123,7 +123,7 @@ static void suspend_refuses(void **state)
 	o.threads = 2;
 	assert_int_equal(hib_target_open(path, 0, c->kind != R_READ_ONLY, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	r = hib_suspend(t, snap, &o, NULL);
+	r = hib_suspend(t, snap, &o, NULL, NULL);
 	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
@@ -153,9 +153,9 @@ static void suspend_rejects_bad_block_size(void **state)
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
 	o.block_bytes = 4096 + 512;
-	assert_int_equal(hib_suspend(t, snap, &o, NULL), -EINVAL);
+	assert_int_equal(hib_suspend(t, snap, &o, NULL, NULL), -EINVAL);
 	o.block_bytes = 32u << 20;
-	assert_int_equal(hib_suspend(t, snap, &o, NULL), -EINVAL);
+	assert_int_equal(hib_suspend(t, snap, &o, NULL, NULL), -EINVAL);
 	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
 	assert_false(frozen);
 	hib_snapshot_close(snap);
@@ -985,6 +985,7 @@ static void suspend_cancelled_midway(void **state)
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_suspend_outcome outcome = 0;
 	bool frozen = true;
 	int r;
 
@@ -997,11 +998,13 @@ static void suspend_cancelled_midway(void **state)
 	o.cancel_userdata = &cs;
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	r = hib_suspend(t, snap, &o, NULL);
+	r = hib_suspend(t, snap, &o, &outcome, NULL);
 	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
-	assert_int_equal(r, -ECANCELED);
+	/* An outcome, not a failure: the caller tells the user, not "failed". */
+	assert_int_equal(r, 0);
+	assert_int_equal(outcome, HIB_SUSPEND_CANCELLED);
 	assert_int_equal(cs.polls, cs.cancel_at); /* asked while writing, and obeyed at once */
 	assert_false(frozen);
 	check_after_failed_suspend(path, page0, &fp);
@@ -1017,6 +1020,7 @@ static void suspend_cancel_never_fires(void **state)
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_suspend_outcome written = 0;
 	struct resume_result res;
 
 	(void)state;
@@ -1028,7 +1032,8 @@ static void suspend_cancel_never_fires(void **state)
 	o.cancel_userdata = &cs;
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	assert_int_equal(hib_suspend(t, snap, &o, NULL), HIB_SUSPEND_WRITTEN);
+	assert_int_equal(hib_suspend(t, snap, &o, &written, NULL), 0);
+	assert_int_equal(written, HIB_SUSPEND_WRITTEN);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
 	assert_true(cs.polls > 1);
@@ -1038,17 +1043,20 @@ static void suspend_cancel_never_fires(void **state)
 	unlink(path);
 }
 
-/* Hibernate with options @o (powerdown and all) through a fake; returns its result. */
+/* Hibernate with options @o (powerdown and all) through a fake; returns what it
+ * came to (cycle_result). */
 static int suspend_with(const char *path, const struct hib_fake_params *fp,
 			const struct hib_options *o, bool *ret_frozen)
 {
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
+	enum hib_suspend_outcome outcome = 0;
 	int r;
 
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	r = hib_suspend(t, snap, o, NULL);
+	r = hib_suspend(t, snap, o, &outcome, NULL);
+	r = cycle_result(r, outcome);
 	hib_snapshot_fake_result(snap, NULL, NULL, NULL, ret_frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
