@@ -236,8 +236,8 @@ struct hib_options {
 	void *ask_secret_userdata;
 	int secret_attempts;       /* 0 = 3 */
 	/* Resume: an image written by another kernel is kept (for a boot of that
-	 * kernel) instead of discarded.  Safe because a later resume still refuses
-	 * it when this boot changed the filesystems it remembers. */
+	 * kernel: HIB_RESUME_KEPT) instead of discarded.  Safe because a later resume
+	 * still refuses it when this boot changed the filesystems it remembers. */
 	bool keep_on_kernel_mismatch;
 };
 
@@ -303,22 +303,27 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
  */
 void hib_test_cycle_abort(void);
 
+/* How a resume that did not fail ended (on the kernel's device, a restore does
+ * not end: the restored system runs on from its hib_suspend). */
 enum hib_resume_outcome {
-	HIB_RESUME_NO_IMAGE = 0,     /* nothing to do; not a byte written */
-	HIB_RESUME_RESTORED = 1,     /* only the fake device returns this */
+	HIB_RESUME_NO_IMAGE = 1,     /* nothing to do; not a byte written */
+	HIB_RESUME_RESTORED = 2,     /* only a snapshot device whose restore returns (the fake) */
+	HIB_RESUME_KEPT = 3,         /* another kernel's image, left for a boot of it
+					(keep_on_kernel_mismatch); nothing restored or written */
 };
 
 /*
  * Resume: if the target holds a valid image, read and verify every block
  * while feeding the kernel, invalidate the signature (restoring SWAPSPACE2),
  * then ATOMIC_RESTORE — which does not return on the real device.
- * HIB_RESUME_NO_IMAGE when there is none (nothing written). On any failure,
- * the swap signature is restored and -errno returned: -EBADMSG corrupt,
- * -EXDEV image of another kernel, -EPROTO other format version.
- * @ret_stats may be NULL.
+ * Returns 0 and how it ended in *@ret_outcome: HIB_RESUME_NO_IMAGE when
+ * there is none (nothing written), HIB_RESUME_KEPT, HIB_RESUME_RESTORED. On
+ * any failure, the swap signature is restored and -errno returned: -EBADMSG
+ * corrupt, -EXDEV image of another kernel, -EPROTO other format version.
+ * @ret_outcome and @ret_stats may be NULL.
  */
 int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
-	       struct hib_stats *ret_stats);
+	       enum hib_resume_outcome *ret_outcome, struct hib_stats *ret_stats);
 
 /* ======================================================================= */
 /* Images on disk                                                          */

@@ -762,7 +762,7 @@ static int test_restore(struct hib_target *t)
 	if (r == 0) {
 		ctl.progress_last_pct = -1;
 		ctl.progress_t0 = now_ms();
-		r = hib_resume(t, snap, &ctl.cfg.opts, NULL);
+		r = hib_resume(t, snap, &ctl.cfg.opts, NULL, NULL);
 		hib_snapshot_close(snap);
 	}
 	/* Still here: the restore did not happen. Everything else was stopped for it. */
@@ -887,7 +887,7 @@ static int do_hibernate(void)
 			say("cancelled: nothing was saved, the system keeps running");
 			return EXIT_CANCELLED;
 		case HIB_SUSPEND_TEST_WRITTEN:
-			break; /* test_restore() failed */
+			break; /* not with r == 0: test_restore() ran */
 		}
 	}
 	say("hibernation failed, the system keeps running");
@@ -945,6 +945,7 @@ static int do_resume(void)
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	enum hib_sig_state st;
+	enum hib_resume_outcome outcome = 0;
 	FILE *f;
 	int r;
 
@@ -1014,11 +1015,12 @@ static int do_resume(void)
 	ctl.cfg.opts.ask_secret = ask_secret;
 	ctl.progress_t0 = now_ms();
 	/* Without the snapshot device the image cannot be restored: discard it all the same. */
-	r = hib_resume(t, r < 0 ? NULL : snap, &ctl.cfg.opts, NULL);
+	r = hib_resume(t, r < 0 ? NULL : snap, &ctl.cfg.opts, &outcome, NULL);
 	secret_wipe(&resume_secret);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
-	if (r == HIB_RESUME_NO_IMAGE)
+	/* An image kept for another kernel is not resumed either. */
+	if (r == 0 && outcome == HIB_RESUME_NO_IMAGE)
 		return EXIT_SUCCESS;
 	say("resume failed; booting normally");
 	return EXIT_FAILURE;

@@ -271,7 +271,7 @@ static inline int write_image(const char *path, const struct hib_fake_params *fp
 
 /* What a fake resume saw. */
 struct resume_result {
-	int r;
+	int r;                   /* what hib_resume came to (cycle_result) */
 	uint64_t pages_ok;
 	bool complete, restored, frozen;
 };
@@ -284,6 +284,7 @@ static inline struct resume_result resume_image(const char *path, const struct h
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_resume_outcome outcome = 0;
 
 	hib_options_init(&o);
 	o.threads = threads;
@@ -296,7 +297,8 @@ static inline struct resume_result resume_image(const char *path, const struct h
 		hib_target_close(t);
 		return res;
 	}
-	res.r = hib_resume(t, snap, &o, NULL);
+	res.r = hib_resume(t, snap, &o, &outcome, NULL);
+	res.r = cycle_result(res.r, outcome);
 	hib_snapshot_fake_result(snap, &res.pages_ok, &res.complete, &res.restored, &res.frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);

@@ -783,7 +783,7 @@ static void resume_without_snapshot_discards(void **state)
 
 	(void)state;
 	assert_int_equal(hib_target_open(p->path, 0, true, &t), 0);
-	r = hib_resume(t, NULL, NULL, NULL);
+	r = hib_resume(t, NULL, NULL, NULL, NULL);
 	hib_target_close(t);
 	read_page0(p->path, page0);
 	restore_pristine(p, 0);
@@ -803,7 +803,7 @@ static void resume_read_only_target_refused(void **state)
 	(void)state;
 	assert_int_equal(hib_target_open(p->path, 0, false, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&p->fp, HIB_SNAP_RESUME, &snap), 0);
-	r = hib_resume(t, snap, NULL, NULL);
+	r = hib_resume(t, snap, NULL, NULL, NULL);
 	hib_snapshot_fake_result(snap, NULL, NULL, &restored, NULL);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
