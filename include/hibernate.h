@@ -318,9 +318,10 @@ enum hib_resume_outcome {
  * then ATOMIC_RESTORE — which does not return on the real device.
  * Returns 0 and how it ended in *@ret_outcome: HIB_RESUME_NO_IMAGE when
  * there is none (nothing written), HIB_RESUME_KEPT, HIB_RESUME_RESTORED. On
- * any failure, the swap signature is restored and -errno returned: -EBADMSG
- * corrupt, -EXDEV image of another kernel, -EPROTO other format version.
- * @ret_outcome and @ret_stats may be NULL.
+ * any failure, the swap signature is restored (unless the target is
+ * read-only: -EBADF, nothing written) and -errno returned: -EBADMSG corrupt,
+ * -EXDEV image of another kernel, -EPROTO other format version, -ENODEV no
+ * @snap. @ret_outcome and @ret_stats may be NULL.
  */
 int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
 	       enum hib_resume_outcome *ret_outcome, struct hib_stats *ret_stats);

@@ -1270,6 +1270,48 @@ static void stats_agree_with_image_info(void **state)
 	unlink(path);
 }
 
+/* A failed cycle writes neither its outcome nor its stats (include/hibernate.h:
+ * output parameters only on success). */
+static void failed_cycle_leaves_outputs_alone(void **state)
+{
+	struct hib_fake_params fp = fake_params(SEED + 25, 300, 700, 0);
+	char path[PATH_MAX];
+	struct hib_target *t = NULL;
+	struct hib_snapshot *snap = NULL;
+	struct hib_options o;
+	struct hib_stats st, untouched;
+	enum hib_suspend_outcome written = (enum hib_suspend_outcome)77;
+	enum hib_resume_outcome resumed = (enum hib_resume_outcome)77;
+
+	(void)state;
+	new_swap(path, "outputs", fp.swap_pages);
+	memset(&untouched, 0xa5, sizeof(untouched));
+	hib_options_init(&o);
+	o.powerdown = HIB_POWERDOWN_NONE;
+	fp.fail_read_at = 100;
+	st = untouched;
+	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
+	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
+	assert_int_equal(hib_suspend(t, snap, &o, &written, &st), -EIO);
+	hib_snapshot_close(snap);
+	assert_int_equal(written, 77);
+	assert_memory_equal(&st, &untouched, sizeof(st));
+
+	fp.fail_read_at = -1;
+	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
+	assert_int_equal(hib_suspend(t, snap, &o, &written, NULL), 0);
+	assert_int_equal(written, HIB_SUSPEND_WRITTEN);
+	hib_snapshot_close(snap);
+	fp.fail_write_at = 10;
+	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_RESUME, &snap), 0);
+	assert_int_equal(hib_resume(t, snap, &o, &resumed, &st), -EIO);
+	hib_snapshot_close(snap);
+	hib_target_close(t);
+	assert_int_equal(resumed, 77);
+	assert_memory_equal(&st, &untouched, sizeof(st));
+	unlink(path);
+}
+
 /* ---- a real block device --------------------------------------------------- */
 
 struct loopdev {
@@ -1419,6 +1461,7 @@ int main(void)
 	    NAMED(invalidate_foreign_writes_nothing),
 	    NAMED(invalidate_damaged_image),
 	    NAMED(stats_agree_with_image_info),
+	    NAMED(failed_cycle_leaves_outputs_alone),
 	    {.name = "suspend_cancelled_midway_1_thread",
 	     .test_func = suspend_cancelled_midway,
 	     .initial_state = (void *)1},
