@@ -210,6 +210,8 @@ static struct cycle run_cycle(const char *stream, uint64_t stream_bytes, const c
 	struct hib_snapshot *s;
 	struct hib_options o;
 	struct hib_stats st;
+	enum hib_suspend_outcome written = 0;
+	enum hib_resume_outcome resumed = 0;
 	struct cycle c = { 0 };
 	double t0;
 	int r;
@@ -225,9 +227,9 @@ static struct cycle run_cycle(const char *stream, uint64_t stream_bytes, const c
 	if ((r = hib_snapshot_file_new(stream, HIB_SNAP_HIBERNATE, pages, 0, &s)) < 0)
 		die(stream, r);
 	t0 = now_s();
-	r = hib_suspend(t, s, &o, &st);
+	r = hib_suspend(t, s, &o, &written, &st);
 	c.hib_s = now_s() - t0;
-	if (r != HIB_SUSPEND_WRITTEN)
+	if (r < 0 || written != HIB_SUSPEND_WRITTEN)
 		die("hibernate", r);
 	c.stored = st.stored_bytes;
 	hib_snapshot_close(s);
@@ -235,9 +237,9 @@ static struct cycle run_cycle(const char *stream, uint64_t stream_bytes, const c
 		if ((r = hib_snapshot_file_new(NULL, HIB_SNAP_RESUME, 0, stream_bytes, &s)) < 0)
 			die("sink", r);
 		t0 = now_s();
-		r = hib_resume(t, s, &o, NULL);
+		r = hib_resume(t, s, &o, &resumed, NULL);
 		c.res_s = now_s() - t0;
-		if (r != HIB_RESUME_RESTORED)
+		if (r < 0 || resumed != HIB_RESUME_RESTORED)
 			die("resume", r);
 		hib_snapshot_close(s);
 	}
@@ -263,6 +265,7 @@ static int decode(const char *image, const char *out)
 	struct hib_target *t;
 	struct hib_snapshot *s;
 	struct hib_image_info info;
+	enum hib_resume_outcome resumed = 0;
 	int r;
 
 	/* Work on a copy: resume invalidates the image it reads. */
@@ -273,8 +276,8 @@ static int decode(const char *image, const char *out)
 	if ((r = hib_snapshot_file_new(out, HIB_SNAP_RESUME, 0, info.stream_bytes, &s)) < 0)
 		die(out, r);
 	/* The kernel identity check is the real device's; a file sink skips it. */
-	r = hib_resume(t, s, NULL, NULL);
-	if (r != HIB_RESUME_RESTORED)
+	r = hib_resume(t, s, NULL, &resumed, NULL);
+	if (r < 0 || resumed != HIB_RESUME_RESTORED)
 		die("decoding", r);
 	hib_snapshot_close(s);
 	hib_target_close(t);

@@ -258,6 +258,7 @@ void hib_snapshot_closep(struct hib_snapshot **s);
 /* Options of a cycle                                                      */
 /* ======================================================================= */
 
+/* The numbers are the image header's (lib/format/format.h, enum hib_codec). */
 enum hib_codec_choice { HIB_COMPRESS_NONE = 0, HIB_COMPRESS_LZ4 = 1, HIB_COMPRESS_ZSTD = 2 };
 
 enum hib_powerdown {
@@ -296,7 +297,7 @@ struct hib_options {
 	hib_progress_fn progress;
 	void *progress_userdata;
 	/* Polled while the image is written; returning true cancels the cycle
-	 * (-ECANCELED: signature untouched, processes thawed). NULL: never. */
+	 * (HIB_SUSPEND_CANCELLED: signature untouched, processes thawed). NULL: never. */
 	bool (*cancel)(void *userdata);
 	void *cancel_userdata;
 	/* Read the written image back and check every block before the signature. */
@@ -313,8 +314,8 @@ struct hib_options {
 	void *ask_secret_userdata;
 	int secret_attempts;       /* 0 = 3 */
 	/* Resume: an image written by another kernel is kept (for a boot of that
-	 * kernel) instead of discarded.  Safe because a later resume still refuses
-	 * it when this boot changed the filesystems it remembers. */
+	 * kernel: HIB_RESUME_KEPT) instead of discarded.  Safe because a later resume
+	 * still refuses it when this boot changed the filesystems it remembers. */
 	bool keep_on_kernel_mismatch;
 	/* Called once per side with its numbers (HIB_STATS_HIBERNATE from
 	 * hib_suspend, HIB_STATS_RESUME from hib_resume); NULL: never. */
@@ -325,6 +326,7 @@ struct hib_options {
 /* Defaults: lz4, one worker per CPU, kernel's image size, shutdown. */
 void hib_options_init(struct hib_options *o);
 int hib_codec_parse(const char *text, enum hib_codec_choice *ret_codec, int *ret_level);
+/* The name of a codec choice, or of a header's codec (hib_image_info's codec). */
 const char *hib_codec_name(unsigned codec);
 
 /* ======================================================================= */
@@ -355,46 +357,62 @@ struct hib_stats {
 	uint64_t loaded_unix;      /* when the resume side restored it */
 };
 
+/* How a hibernate that did not fail ended. */
 enum hib_suspend_outcome {
 	HIB_SUSPEND_RESUMED = 1,     /* the image was restored and we run again */
-	HIB_SUSPEND_WRITTEN = 2,     /* powerdown NONE: image written, system still up */
+	HIB_SUSPEND_WRITTEN = 2,     /* powerdown NONE (or a snapshot device whose power-off
+					returns): image written, system still up */
 	HIB_SUSPEND_RAM = 3,         /* powerdown SUSPEND: woke from RAM, image discarded */
 	/* powerdown TEST: image written and valid, every other process SIGSTOPped
 	 * (the snapshot is freed and thawed). Close the snapshot, then hib_resume()
-	 * from the target; if that fails, hib_test_abort() lets them run again. */
+	 * from the target; if the image is not restored, hib_test_cycle_abort(). */
 	HIB_SUSPEND_TEST_WRITTEN = 4,
+	HIB_SUSPEND_CANCELLED = 5,   /* o->cancel said so while the image was written: nothing
+					saved, swap signature as it was, processes thawed */
 };
-
-/* After HIB_SUSPEND_TEST_WRITTEN and a failed hib_resume: SIGCONT the others. */
-void hib_test_abort(void);
 
 /*
  * Hibernate: verify the target holds a swap signature (refusing anything else
  * before a single byte is written or a process frozen), freeze, make the
  * atomic copy, write the image, write the signature last, power down.
- * Returns HIB_SUSPEND_RESUMED in the resumed system, HIB_SUSPEND_WRITTEN
- * with HIB_POWERDOWN_NONE, or -errno with the system thawed and the swap
- * signature as it was. @ret_stats may be NULL.
+ * Returns 0 and how it ended in *@ret_outcome (HIB_SUSPEND_RESUMED in the
+ * resumed system; the others with the system thawed, and the swap signature
+ * as it was unless the image is kept: WRITTEN, TEST_WRITTEN), or -errno with
+ * the system thawed and the swap signature as it was.
+ * @ret_outcome and @ret_stats may be NULL.
  */
 int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
-		struct hib_stats *ret_stats);
+		enum hib_suspend_outcome *ret_outcome, struct hib_stats *ret_stats);
 
+/*
+ * The test cycle (hibernate --test), only: after HIB_SUSPEND_TEST_WRITTEN,
+ * when the image was not restored (hib_resume failed, or could not be run),
+ * let the processes hib_suspend stopped run again (SIGCONT to all).
+ */
+void hib_test_cycle_abort(void);
+
+/* How a resume that did not fail ended (on the kernel's device, a restore does
+ * not end: the restored system runs on from its hib_suspend). */
 enum hib_resume_outcome {
-	HIB_RESUME_NO_IMAGE = 0,     /* nothing to do; not a byte written */
-	HIB_RESUME_RESTORED = 1,     /* only the fake device returns this */
+	HIB_RESUME_NO_IMAGE = 1,     /* nothing to do; not a byte written */
+	HIB_RESUME_RESTORED = 2,     /* only a snapshot device whose restore returns (the fake) */
+	HIB_RESUME_KEPT = 3,         /* another kernel's image, left for a boot of it
+					(keep_on_kernel_mismatch); nothing restored or written */
 };
 
 /*
  * Resume: if the target holds a valid image, read and verify every block
  * while feeding the kernel, invalidate the signature (restoring SWAPSPACE2),
  * then ATOMIC_RESTORE — which does not return on the real device.
- * HIB_RESUME_NO_IMAGE when there is none (nothing written). On any failure,
- * the swap signature is restored and -errno returned: -EBADMSG corrupt,
- * -EXDEV image of another kernel, -EPROTO other format version.
- * @ret_stats may be NULL.
+ * Returns 0 and how it ended in *@ret_outcome: HIB_RESUME_NO_IMAGE when
+ * there is none (nothing written), HIB_RESUME_KEPT, HIB_RESUME_RESTORED. On
+ * any failure, the swap signature is restored (unless the target is
+ * read-only: -EBADF, nothing written) and -errno returned: -EBADMSG corrupt,
+ * -EXDEV image of another kernel, -EPROTO other format version, -ENODEV no
+ * @snap. @ret_outcome and @ret_stats may be NULL.
  */
 int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
-	       struct hib_stats *ret_stats);
+	       enum hib_resume_outcome *ret_outcome, struct hib_stats *ret_stats);
 
 /* ======================================================================= */
 /* Images on disk                                                          */

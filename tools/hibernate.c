@@ -478,13 +478,13 @@ static int test_restore(struct hib_target *t)
 	if (r == 0) {
 		ctl.progress_last_pct = -1;
 		ctl.progress_t0 = now_ms();
-		r = hib_resume(t, snap, &ctl.cfg.opts, NULL);
+		r = hib_resume(t, snap, &ctl.cfg.opts, NULL, NULL);
 		hib_snapshot_close(snap);
 	}
 	/* Still here: the restore did not happen. Everything else was stopped for it. */
-	hib_test_abort();
+	hib_test_cycle_abort();
 	say("test cycle: the image could not be restored; the system keeps running");
-	return r;
+	return r < 0 ? r : -EIO;
 }
 
 static int do_hibernate(void)
@@ -494,6 +494,7 @@ static int do_hibernate(void)
 	struct hib_hooks *hooks = NULL;
 	struct hib_hook_config hc;
 	struct hib_stats st;
+	enum hib_suspend_outcome outcome = 0;
 	const char *name;
 	int r;
 
@@ -578,28 +579,32 @@ static int do_hibernate(void)
 	ctl.progress_t0 = now_ms();
 	ctl.cfg.opts.ask_secret = ask_secret; /* for --test's restore */
 	cancel_arm();
-	r = hib_suspend(t, snap, &ctl.cfg.opts, &st);
+	r = hib_suspend(t, snap, &ctl.cfg.opts, &outcome, &st);
 	cancel_disarm();
 	/* In either world (resumed or not), the passphrase has served its purpose. */
 	secret_wipe(&hibernate_secret);
 	hib_snapshot_close(snap);
-	if (r == HIB_SUSPEND_TEST_WRITTEN)
+	if (r == 0 && outcome == HIB_SUSPEND_TEST_WRITTEN)
 		r = test_restore(t);
 	hib_target_close(t);
 	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */
 	hooks_post(hooks, &hc);
-	switch (r) {
-	case HIB_SUSPEND_RESUMED:
-		log_resumed(&st);
-		return EXIT_SUCCESS;
-	case HIB_SUSPEND_RAM:
-		tlog(HIB_LOG_PROGRESS, "woke up from RAM; the image on disk was discarded");
-		return EXIT_SUCCESS;
-	case HIB_SUSPEND_WRITTEN:
-		return EXIT_SUCCESS;
-	case -ECANCELED:
-		say("cancelled: nothing was saved, the system keeps running");
-		return EXIT_CANCELLED;
+	if (r == 0) {
+		switch (outcome) {
+		case HIB_SUSPEND_RESUMED:
+			log_resumed(&st);
+			return EXIT_SUCCESS;
+		case HIB_SUSPEND_RAM:
+			tlog(HIB_LOG_PROGRESS, "woke up from RAM; the image on disk was discarded");
+			return EXIT_SUCCESS;
+		case HIB_SUSPEND_WRITTEN:
+			return EXIT_SUCCESS;
+		case HIB_SUSPEND_CANCELLED:
+			say("cancelled: nothing was saved, the system keeps running");
+			return EXIT_CANCELLED;
+		case HIB_SUSPEND_TEST_WRITTEN:
+			break; /* not with r == 0: test_restore() ran */
+		}
 	}
 	say("hibernation failed, the system keeps running");
 	return EXIT_FAILURE;
@@ -657,6 +662,7 @@ static int do_resume(void)
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	enum hib_sig_state st;
+	enum hib_resume_outcome outcome = 0;
 	FILE *f;
 	int r;
 
@@ -726,11 +732,12 @@ static int do_resume(void)
 	ctl.cfg.opts.ask_secret = ask_secret;
 	ctl.progress_t0 = now_ms();
 	/* Without the snapshot device the image cannot be restored: discard it all the same. */
-	r = hib_resume(t, r < 0 ? NULL : snap, &ctl.cfg.opts, NULL);
+	r = hib_resume(t, r < 0 ? NULL : snap, &ctl.cfg.opts, &outcome, NULL);
 	secret_wipe(&resume_secret);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
-	if (r == HIB_RESUME_NO_IMAGE)
+	/* An image kept for another kernel is not resumed either. */
+	if (r == 0 && outcome == HIB_RESUME_NO_IMAGE)
 		return EXIT_SUCCESS;
 	say("resume failed; booting normally");
 	return EXIT_FAILURE;

@@ -6,6 +6,7 @@
 #include "pipeline/codec.h"
 #include "storage/extmap.h"
 #include "format/format.h"
+#include "image/image.h"
 #include "pipeline/pipeline.h"
 #include "storage/readahead.h"
 #include "snapshot/snapshot.h"
@@ -35,28 +36,13 @@ void engine_pipe_free(struct engine_pipe *ep);
 int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t block_bytes,
 		      uint32_t i, uint64_t stream_off, uint64_t *lp, void *rec);
 
-/* Read the tail, header and map of an image. All checks done; -EBADMSG & co otherwise. */
-struct engine_image {
-	struct hib_sig_tail tail;
-	struct hib_header *hdr;      /* one page, hib_alloc_pages */
-	struct hib_extmap map;
-};
-
-int engine_image_load(struct hib_target *t, struct engine_image *ret);
-void engine_image_free(struct engine_image *img);
-/* Overwrite the header page (wrapped key, map pointer) with zeros, and sync. */
-int engine_image_wipe(struct hib_target *t, const struct engine_image *img);
-/* The same, but leave the cycle's report there (struct hib_report). */
-int engine_image_report(struct hib_target *t, const struct engine_image *img, uint64_t load_ms,
-			unsigned load_threads);
-/* The resumed system: the report at @hdr_off for image @image_id, if any, into
- * @ret; the page is zeroed.  -ENOENT when there is none. */
-int engine_report_take(struct hib_target *t, uint64_t hdr_off, uint64_t image_id,
-		       struct hib_report *ret);
-
 /* Stale images (fsstate.c): record mounted filesystems' state into the header
  * after the snapshot; check it before a restore (-ESTALE when changed). */
 int engine_fs_record(struct hib_header *h);
 int engine_fs_check(const struct hib_target *t, const struct hib_header *h);
+
+/* hibernate --test (testcycle.c): once the image is written, stop every other
+ * process of a system @snap freezes, before it thaws. */
+void engine_test_cycle_stop_others(const struct hib_snapshot *snap);
 
 #endif

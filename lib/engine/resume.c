@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Resume: the initramfs side.
+ * Resume: the initramfs side, phase by phase (hib_resume, at the end).
  *
- *   signature? no → return, nothing touched.
- *   tail, header, map → checked; kernel identity → must match.
- *   reader thread (blocks off the disk) → workers (checksum, decode,
- *   checksum) → this thread feeds /dev/snapshot in order.
- *   whole-stream checksum → invalidate the signature → FREEZE →
- *   ATOMIC_RESTORE (does not return).
+ *   locate       signature? no → return, nothing touched. Tail, header, map
+ *                → checked.
+ *   verify       kernel identity → must match; filesystems unchanged; the
+ *                key unlocked.
+ *   load         reader thread (blocks off the disk) → workers (checksum,
+ *                decode, checksum) → this thread feeds /dev/snapshot in
+ *                order; whole-stream checksum.
+ *   invalidate   SWAPSPACE2 back, the report in the header's place.
+ *   restore      FREEZE → ATOMIC_RESTORE (does not return).
  *
- * Any failure before ATOMIC_RESTORE: the image is discarded (SWAPSPACE2 put
+ * Any failure before the invalidation: the image is discarded (SWAPSPACE2 put
  * back) and the boot goes on. The booting system will mount and change the
  * filesystems the image remembers, so a kept image could only do harm later.
  */
@@ -26,7 +29,7 @@
 struct resume_ctx {
 	struct hib_target *t;
 	uint8_t *key;              /* data key of an encrypted image */
-	struct engine_image img;
+	struct image img;
 	struct engine_pipe ep;
 	int reader_err;
 	uint64_t snap_ns;          /* time inside /dev/snapshot's write() */
@@ -90,8 +93,7 @@ static void *reader_main(void *arg)
 				log_err(r, "%s: block %u: header corrupt (logical page %llu)",
 					hib_target_path(rc->t), i, (unsigned long long)at);
 			else
-				log_err(r, "%s: block %u: read failed: %m", hib_target_path(rc->t),
-					i);
+				log_err(r, "%s: block %u: read failed: %m", hib_target_path(rc->t), i);
 			reader_fail(rc, job, r);
 			return NULL;
 		}
@@ -113,10 +115,7 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 	uint64_t fed = 0, last = 0;
 	int r = 0;
 
-	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
-	 * secret: a stack state must be initialised or the hash is wrong at random. */
-	XXH3_INITSTATE(&st);
-	XXH3_64bits_reset_withSeed(&st, hdr->image_id);
+	hib_xxh3_reset(&st, hdr->image_id);
 	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
 		struct hib_job *job = pipeline_next_done(p);
 		const uint8_t *buf;
@@ -194,8 +193,7 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 			return log_err(-EACCES,
 				       "%s: the image was sealed with a %s, and a %s was given; "
 				       "booting without the image",
-				       hib_target_path(rc->t), what,
-				       keyfile ? "passphrase" : "key file");
+				       hib_target_path(rc->t), what, keyfile ? "passphrase" : "key file");
 		r = crypt_open(&s, rc->img.hdr, &rc->key);
 		if (r == -EACCES) {
 			if (i < attempts)
@@ -206,8 +204,7 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 			return log_err(r, "%s: the image's key parameters are out of bounds "
 				       "(tampered with, or written by a newer version)", hib_target_path(rc->t));
 		if (r < 0)
-			return log_err(r, "%s: unlocking the image failed: %m",
-				       hib_target_path(rc->t));
+			return log_err(r, "%s: unlocking the image failed: %m", hib_target_path(rc->t));
 		break;
 	}
 	if (r < 0) {
@@ -232,185 +229,275 @@ static int check_kernel(const struct hib_target *t, const struct hib_header *h)
 
 	if (uname(&u) < 0)
 		return -errno;
-	if (strcmp(u.release, h->kernel_release) || strcmp(u.version, h->kernel_version) ||
-	    strcmp(u.machine, h->machine))
+	if (hib_header_kernel_check(h, &u) < 0)
 		return log_err(-EXDEV,
 			       "%s: the image was written by kernel %s (%s), this is %s (%s); "
 			       "only a boot of the kernel that wrote it can resume it",
-			       hib_target_path(t), h->kernel_release, h->kernel_version, u.release,
-			       u.version);
+			       hib_target_path(t), h->kernel_release, h->kernel_version, u.release, u.version);
 	return 0;
 }
 
-int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
-	       struct hib_stats *ret_stats)
+/* ---- the cycle --------------------------------------------------------- */
+
+/* How far resume got: each phase done, in order. The unwind undoes them. */
+enum resume_phase {
+	RESUME_NONE,        /* no image of ours found: nothing written */
+	RESUME_FOUND,       /* page 0 holds our signature, maybe damaged: a failure
+			       discards the image */
+	RESUME_VERIFIED,    /* this kernel's image, filesystems unchanged, key unlocked */
+	RESUME_LOADED,      /* the kernel holds the whole image */
+	RESUME_INVALIDATED, /* the signature write has begun: never discarded again */
+	RESUME_FROZEN,      /* processes frozen for the restore */
+};
+
+/* A resume cycle: the stream's context, and what its phases hold. */
+struct cycle {
+	struct resume_ctx rc;      /* shared with the reader thread */
+	struct hib_snapshot *snap;
+	const struct hib_options *o;
+	enum resume_phase phase;
+	enum hib_resume_outcome outcome; /* 0 until a phase decides how the cycle ends */
+	struct hib_stats stats;
+	uint64_t t0;               /* resume began (ms) */
+};
+
+/* The image: tail, header, map, all checked. */
+static int resume_locate(struct cycle *c)
 {
-	struct resume_ctx rc = { .t = t };
-	struct hib_options defaults;
-	struct hib_stats own_stats; /* o->stats gets the numbers when the caller keeps none */
-	pthread_t reader;
-	bool invalidated = false;
-	uint64_t t0 = hib_now_ms();
+	struct hib_target *t = c->rc.t;
+	const struct hib_header *h;
 	int r;
+
+	r = image_load(t, &c->rc.img);
+	if (r == -ENOENT) {
+		c->outcome = HIB_RESUME_NO_IMAGE;
+		return 0;
+	}
+	/* Ours, damaged or not. The boot goes on without it and will change the
+	 * filesystems it remembers: from here on a failure discards it. */
+	c->phase = RESUME_FOUND;
+	if (r < 0)
+		return r;
+	if (!hib_target_writable(t))
+		return -EBADF;
+	h = c->rc.img.hdr;
+	log_info("%s: image of %llu MiB (%llu MiB on disk) written by %s", hib_target_path(t),
+		 (unsigned long long)(h->stream_bytes >> 20),
+		 (unsigned long long)(h->stat_stored_bytes >> 20), h->kernel_release);
+	if (!c->snap)
+		return -ENODEV;
+	return 0;
+}
+
+/* Only the kernel that wrote it, over the filesystems as it left them, and
+ * with the key that sealed it. */
+static int resume_verify(struct cycle *c)
+{
+	struct resume_ctx *rc = &c->rc;
+	struct hib_target *t = rc->t;
+	const struct hib_header *h = rc->img.hdr;
+	int r;
+
+	if (hib_snapshot_can(c->snap, HIB_SNAP_CAP_FREEZES_SYSTEM)) {
+		/* An active swap area (hibernate --test restores from the area it just
+		 * wrote): the kernel refuses writes to it (ETXTBSY) unless this handle
+		 * names it, and we must write its signature. In an initramfs no swap is
+		 * active. */
+		if (hib_target_is_swap(t) && hib_target_swap_active(t, NULL) == 1 &&
+		    c->snap->ops->set_swap_area(c->snap, hib_target_devnum(t),
+						hib_target_offset_pages(t)) < 0)
+			log_debug("%s: active swap, and the kernel refused it as the swap area",
+				  hib_target_path(t));
+		r = check_kernel(t, h);
+		if (r == -EXDEV && c->o->keep_on_kernel_mismatch) {
+			log_warn("%s: image kept for a boot of kernel %s (kernel-mismatch = keep)",
+				 hib_target_path(t), h->kernel_release);
+			c->outcome = HIB_RESUME_KEPT;
+			return 0;
+		}
+		if (r == 0)
+			r = engine_fs_check(t, h);
+		if (r < 0)
+			return r;
+	}
+	if (h->flags & HIB_HFLAG_ENCRYPTED) {
+		r = unlock(rc, c->o);
+		if (r < 0)
+			return r;
+	}
+	c->phase = RESUME_VERIFIED;
+	return 0;
+}
+
+/* One more write: the kernel finishes its last page (and, since 6.5, the
+ * zero pages left out of the stream) and must say it has the whole image. */
+static int feed_end(struct hib_snapshot *snap)
+{
+	_cleanup_(freep) uint8_t *zero = hib_alloc_pages(HIB_PAGE_SIZE);
+	ssize_t n;
+	int r;
+
+	if (!zero)
+		return -ENOMEM;
+	n = snap->ops->write_page(snap, zero);
+	if (n == 0)
+		return 0;
+	r = n < 0 ? (int)n : -EBADMSG;
+	return log_err(r, "the kernel expected more of the image than it holds: %m");
+}
+
+/* Every block read, checked and decoded by the pipeline, fed to the kernel in order. */
+static int resume_load(struct cycle *c)
+{
+	struct resume_ctx *rc = &c->rc;
+	const struct hib_header *h = rc->img.hdr;
+	pthread_t reader;
+	uint64_t tp = c->t0;
+	int r;
+
+	r = engine_pipe_new(c->o, h->block_raw_bytes, h->image_id, decode_work,
+			    codec_record_bound(h->block_raw_bytes), h->block_raw_bytes, &rc->ep);
+	if (r < 0)
+		return log_err(r, "allocating the pipeline's buffers failed: %m");
+	for (unsigned i = 0; rc->key && i < (rc->ep.workers ? rc->ep.workers : 1); i++)
+		codec_ctx_set_key(rc->ep.ctx[i], rc->key);
+	r = pipeline_start(rc->ep.pipe);
+	if (r < 0)
+		return r;
+	r = -pthread_create(&reader, NULL, reader_main, rc);
+	if (r < 0) {
+		pipeline_stop(rc->ep.pipe);
+		return r;
+	}
+	r = feed_snapshot(rc, c->snap, c->o);
+	pipeline_abort(rc->ep.pipe);
+	pthread_join(reader, NULL);
+	pipeline_stop(rc->ep.pipe);
+	if (r < 0)
+		return r;
+	log_phase(&tp, "load");
+	r = feed_end(c->snap);
+	if (r < 0)
+		return r;
+	c->phase = RESUME_LOADED;
+	return 0;
+}
+
+/* Never resume the same image twice: invalidate it before restoring, and leave
+ * the cycle's numbers in the header's place for the resumed system. */
+static int resume_invalidate(struct cycle *c)
+{
+	struct resume_ctx *rc = &c->rc;
+	struct hib_target *t = rc->t;
+	const struct hib_header *h = rc->img.hdr;
+	int r;
+
+	hib_test_pause("loaded");
+	/* Before the write: a failed one is not tried again by the unwind (it would
+	 * fail the same way), and nothing is restored either way. */
+	c->phase = RESUME_INVALIDATED;
+	r = hib_sig_restore(t, h->orig_tail);
+	if (r < 0)
+		return log_err(r, "%s: unable to invalidate the image before restoring it: %m; "
+				  "not restoring",
+			       hib_target_path(t));
+	hib_test_pause("invalidated");
+	image_write_report(t, &rc->img, hib_now_ms() - c->t0, rc->ep.workers ? rc->ep.workers : 1);
+	c->stats.stream_bytes = h->stream_bytes;
+	c->stats.stored_bytes = h->stat_stored_bytes + (uint64_t)(h->map_pages + 1) * HIB_PAGE_SIZE;
+	c->stats.extents = rc->img.map.n;
+	c->stats.threads = rc->ep.workers;
+	c->stats.io_ms = hib_now_ms() - c->t0;
+	c->stats.pipeline_bytes = pipeline_memory(rc->ep.pipe);
+	c->stats.blocks = h->nr_blocks;
+	c->stats.snapshot_io_ms = rc->snap_ns / 1000000;
+	return 0;
+}
+
+/* Freeze and hand the image to the kernel, which does not come back. */
+static int resume_restore(struct cycle *c)
+{
+	struct hib_snapshot *snap = c->snap;
+	int r;
+
+	/* The kernel's share: it allocates and fills a page per write(). */
+	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms); restoring",
+		 (unsigned long long)(hib_now_ms() - c->t0),
+		 (unsigned long long)(c->rc.snap_ns / 1000000));
+	if (c->o->stats)
+		c->o->stats(HIB_STATS_RESUME, &c->stats, c->o->stats_userdata);
+	r = snap->ops->freeze(snap);
+	if (r < 0)
+		return log_err(r, "freezing processes before the restore failed: %m");
+	c->phase = RESUME_FROZEN;
+	if (c->rc.img.hdr->flags & HIB_HFLAG_PLATFORM)
+		snap->ops->platform_support(snap, 1);
+	r = snap->ops->atomic_restore(snap);
+	if (r == 0 && hib_snapshot_can(snap, HIB_SNAP_CAP_RETURNS)) {
+		c->outcome = HIB_RESUME_RESTORED;
+		return 0;
+	}
+	return log_err(r ? r : -EIO, "the kernel could not restore the image: %m");
+}
+
+/* A failure before the invalidation: the swap area back as it was, and the
+ * header page (wrapped key, map) wiped. Read-only, nothing can be written. */
+static void discard(struct cycle *c)
+{
+	struct hib_target *t = c->rc.t;
+	const struct hib_header *h = c->rc.img.hdr;
+	const char *path = hib_target_path(t);
+	int k;
+
+	if (!hib_target_writable(t))
+		return;
+	k = hib_sig_restore(t, h ? h->orig_tail : NULL);
+	if (k < 0) {
+		log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s", path,
+			path);
+		return;
+	}
+	log_warn("%s: image discarded, the swap area is usable again", path);
+	if (h)
+		image_wipe(t, &c->rc.img);
+}
+
+/* Undo what the phases reached did, newest first, as the cycle ended: failed
+ * (@r < 0) or with c->outcome. */
+static void resume_unwind(struct cycle *c, int r)
+{
+	if (c->phase >= RESUME_FROZEN && r < 0)
+		c->snap->ops->unfreeze(c->snap);
+	if (c->phase >= RESUME_FOUND && c->phase < RESUME_INVALIDATED && r < 0)
+		discard(c);
+	crypt_key_free(c->rc.key);
+	engine_pipe_free(&c->rc.ep);
+	image_free(&c->rc.img);
+}
+
+int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
+	       enum hib_resume_outcome *ret_outcome, struct hib_stats *ret_stats)
+{
+	static int (*const phases[])(struct cycle *c) = {
+		resume_locate, resume_verify, resume_load, resume_invalidate, resume_restore,
+	};
+	struct hib_options defaults;
+	struct cycle c = { .rc = { .t = t }, .snap = snap, .o = o, .t0 = hib_now_ms() };
+	int r = 0;
 
 	if (!o) {
 		hib_options_init(&defaults);
-		o = &defaults;
+		c.o = &defaults;
 	}
-	if (!ret_stats)
-		ret_stats = &own_stats;
-	r = engine_image_load(t, &rc.img);
-	if (r == -ENOENT)
-		return HIB_RESUME_NO_IMAGE;
+	/* Phase after phase, until one fails or decides how the cycle ends. */
+	for (size_t i = 0; i < ARRAY_SIZE(phases) && r == 0 && !c.outcome; i++)
+		r = phases[i](&c);
+	resume_unwind(&c, r);
 	if (r < 0)
-		goto discard;
-	if (!hib_target_writable(t)) {
-		r = -EBADF;
-		goto out;
-	}
-	log_info("%s: image of %llu MiB (%llu MiB on disk) written by %s",
-		 hib_target_path(t), (unsigned long long)(rc.img.hdr->stream_bytes >> 20),
-		 (unsigned long long)(rc.img.hdr->stat_stored_bytes >> 20),
-		 rc.img.hdr->kernel_release);
-	if (!snap) {
-		r = -ENODEV;
-		goto discard;
-	}
-	/* An active swap area (hibernate --test restores from the area it just
-	 * wrote): the kernel refuses writes to it (ETXTBSY) unless this handle names
-	 * it, and we must write its signature. In an initramfs no swap is active. */
-	if (!snap->is_fake && hib_target_is_swap(t) && hib_target_swap_active(t, NULL) == 1 &&
-	    snap->ops->set_swap_area(snap, hib_target_devnum(t), hib_target_offset_pages(t)) < 0)
-		log_debug("%s: active swap, and the kernel refused it as the swap area",
-			  hib_target_path(t));
-	if (!snap->is_fake) {
-		r = check_kernel(t, rc.img.hdr);
-		if (r == -EXDEV && o->keep_on_kernel_mismatch) {
-			log_warn("%s: image kept for a boot of kernel %s (kernel-mismatch = keep)",
-				 hib_target_path(t), rc.img.hdr->kernel_release);
-			goto out;
-		}
-		if (r == 0)
-			r = engine_fs_check(t, rc.img.hdr);
-		if (r < 0)
-			goto discard;
-	}
-	if (rc.img.hdr->flags & HIB_HFLAG_ENCRYPTED) {
-		r = unlock(&rc, o);
-		if (r < 0)
-			goto discard;
-	}
-
-	r = engine_pipe_new(o, rc.img.hdr->block_raw_bytes, rc.img.hdr->image_id, decode_work,
-			    codec_record_bound(rc.img.hdr->block_raw_bytes),
-			    rc.img.hdr->block_raw_bytes, &rc.ep);
-	if (r < 0) {
-		log_err(r, "allocating the pipeline's buffers failed: %m");
-		goto discard;
-	}
-	for (unsigned i = 0; rc.key && i < (rc.ep.workers ? rc.ep.workers : 1); i++)
-		codec_ctx_set_key(rc.ep.ctx[i], rc.key);
-	r = pipeline_start(rc.ep.pipe);
-	if (r < 0)
-		goto discard;
-	r = -pthread_create(&reader, NULL, reader_main, &rc);
-	if (r < 0) {
-		pipeline_stop(rc.ep.pipe);
-		goto discard;
-	}
-	r = feed_snapshot(&rc, snap, o);
-	pipeline_abort(rc.ep.pipe);
-	pthread_join(reader, NULL);
-	pipeline_stop(rc.ep.pipe);
-	if (r < 0)
-		goto discard;
-	{
-		uint64_t tp = t0;
-		log_phase(&tp, "load");
-	}
-
-	/* One more write: the kernel finishes its last page (and, since 6.5, the
-	 * zero pages left out of the stream) and must say it has the whole image. */
-	{
-		_cleanup_(freep) uint8_t *zero = hib_alloc_pages(HIB_PAGE_SIZE);
-		ssize_t n;
-
-		if (!zero) {
-			r = -ENOMEM;
-			goto discard;
-		}
-		n = snap->ops->write_page(snap, zero);
-		if (n != 0) {
-			r = n < 0 ? (int)n : -EBADMSG;
-			log_err(r, "the kernel expected more of the image than it holds: %m");
-			goto discard;
-		}
-	}
-
-	hib_test_pause("loaded");
-	/* Never resume the same image twice: invalidate before restoring. */
-	r = hib_sig_restore(t, rc.img.hdr->orig_tail);
-	if (r < 0) {
-		log_err(r, "%s: unable to invalidate the image before restoring it: %m; "
-			   "not restoring", hib_target_path(t));
-		goto out;
-	}
-	invalidated = true;
-	hib_test_pause("invalidated");
-	/* The header's place gets the cycle's numbers, for the resumed system. */
-	engine_image_report(t, &rc.img, hib_now_ms() - t0, rc.ep.workers ? rc.ep.workers : 1);
-	if (ret_stats) {
-		memset(ret_stats, 0, sizeof(*ret_stats));
-		ret_stats->stream_bytes = rc.img.hdr->stream_bytes;
-		ret_stats->stored_bytes = rc.img.hdr->stat_stored_bytes +
-					  (uint64_t)(rc.img.hdr->map_pages + 1) * HIB_PAGE_SIZE;
-		ret_stats->extents = rc.img.map.n;
-		ret_stats->threads = rc.ep.workers;
-		ret_stats->io_ms = hib_now_ms() - t0;
-		ret_stats->pipeline_bytes = pipeline_memory(rc.ep.pipe);
-		ret_stats->blocks = rc.img.hdr->nr_blocks;
-		ret_stats->snapshot_io_ms = rc.snap_ns / 1000000;
-	}
-	/* The kernel's share: it allocates and fills a page per write(). */
-	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms); restoring",
-		 (unsigned long long)(hib_now_ms() - t0), (unsigned long long)(rc.snap_ns / 1000000));
-	if (o->stats)
-		o->stats(HIB_STATS_RESUME, ret_stats, o->stats_userdata);
-
-	r = snap->ops->freeze(snap);
-	if (r < 0) {
-		log_err(r, "freezing processes before the restore failed: %m");
-		goto out;
-	}
-	if (rc.img.hdr->flags & HIB_HFLAG_PLATFORM)
-		snap->ops->platform_support(snap, 1);
-	r = snap->ops->atomic_restore(snap);
-	/* Only the fake comes back with 0. */
-	if (r == 0 && snap->is_fake) {
-		r = HIB_RESUME_RESTORED;
-		goto out;
-	}
-	log_err(r ? r : -EIO, "the kernel could not restore the image: %m");
-	snap->ops->unfreeze(snap);
-	if (r == 0)
-		r = -EIO;
-	goto out;
-
-discard:
-	if (!invalidated && hib_target_writable(t)) {
-		int k = hib_sig_restore(t, rc.img.hdr ? rc.img.hdr->orig_tail : NULL);
-		if (k < 0)
-			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
-				hib_target_path(t), hib_target_path(t));
-		else
-			log_warn("%s: image discarded, the swap area is usable again",
-				 hib_target_path(t));
-		if (k == 0 && rc.img.hdr)
-			engine_image_wipe(t, &rc.img);
-	}
-out:
-	crypt_key_free(rc.key);
-	engine_pipe_free(&rc.ep);
-	engine_image_free(&rc.img);
-	return r;
+		return r;
+	if (ret_outcome)
+		*ret_outcome = c.outcome;
+	if (ret_stats)
+		*ret_stats = c.stats;
+	return 0;
 }

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Hibernate: the cycle, phase by phase.
+ * Hibernate: the cycle, phase by phase (hib_suspend, at the end).
  *
- *   check target → allocate everything → mlockall → FREEZE → CREATE_IMAGE
- *   → [resumed? thaw and return] → stream: reader (this thread) → codec
- *   workers → writer thread (allocates swap pages, writes blocks) → map →
- *   header → sync → signature → sync → power down.
+ *   prepare      check the target, allocate everything, mlockall
+ *   freeze       FREEZE
+ *   snapshot     CREATE_IMAGE (resumed? take the report, and done)
+ *   write        stream: reader (this thread) → codec workers → writer thread
+ *                (allocates swap pages, writes blocks); map, header, [verify],
+ *                sync
+ *   seal         the signature, synced
+ *   power down   (or return: written, --test, woken from RAM)
  *
- * On any failure after the freeze: the signature is put back if it was
- * written, swap pages and the image are freed, processes thaw.
+ * Each phase records how far it got; one unwind undoes exactly that, newest
+ * first: the signature put back, swap pages and the image freed, processes
+ * thawed, memory unlocked, swap turned off again.
  */
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -234,8 +238,7 @@ static int queue_block(struct writer *w, struct hib_job *job)
 			      run * HIB_PAGE_SIZE, off, slot);
 		if (r < 0) {
 			f->pending--;
-			return log_err(r, "%s: queueing a write failed: %m",
-				       hib_target_path(sc->t));
+			return log_err(r, "%s: queueing a write failed: %m", hib_target_path(sc->t));
 		}
 		done += run;
 	}
@@ -394,10 +397,7 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 	/* Allocated after the snapshot: small, and the image already made room. */
 	if (!rec || !out)
 		return -ENOMEM;
-	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
-	 * secret: a stack state must be initialised or the hash is wrong at random. */
-	XXH3_INITSTATE(&st);
-	XXH3_64bits_reset_withSeed(&st, sc->image_id);
+	hib_xxh3_reset(&st, sc->image_id);
 	r = readahead_new(sc->t, &sc->map, 0, sc->map.pages, VERIFY_RA_CHUNK_PAGES,
 			  VERIFY_RA_DEPTH, !getenv("HIBERNATE_NO_URING"), &ra);
 	if (r < 0)
@@ -438,52 +438,23 @@ static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_
 			return log_err(r, "%s: no swap page left for the extent map: %m",
 				       hib_target_path(sc->t));
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		size_t first = (size_t)i * HIB_MAP_ENTRIES;
-		size_t cnt = MIN(HIB_MAP_ENTRIES, sc->map.n - first);
-
-		memset(mp, 0, HIB_PAGE_SIZE);
-		memcpy(mp->magic, HIB_MAP_MAGIC, 4);
-		mp->index = i;
-		mp->count = (uint32_t)cnt;
-		mp->next_offset = i + 1 < n ? offs[i + 1] : 0;
-		memcpy(mp->ext, &sc->map.ext[first], cnt * sizeof(struct hib_extent));
-		hib_map_page_seal(mp, sc->image_id);
-		r = hib_target_write(sc->t, offs[i], mp, HIB_PAGE_SIZE);
-		if (r < 0)
-			return log_err(r, "%s: writing the extent map failed: %m",
-				       hib_target_path(sc->t));
-	}
+	r = image_write_map(sc->t, &sc->map, sc->image_id, offs, n, mp);
+	if (r < 0)
+		return r;
 	*ret_first = offs[0];
 	*ret_pages = n;
 	return 0;
 }
 
-static void fill_identity(struct hib_header *h)
-{
-	struct utsname u;
-
-	if (uname(&u) < 0)
-		return;
-	snprintf(h->kernel_release, sizeof(h->kernel_release), "%s", u.release);
-	snprintf(h->kernel_version, sizeof(h->kernel_version), "%s", u.version);
-	snprintf(h->machine, sizeof(h->machine), "%.15s", u.machine);
-}
-
-/* After the snapshot: move the stream to disk and seal it with the signature. */
-static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct hib_header *h,
-		       bool *ret_sig_written)
+/* Run the stream through the codec workers to the writer thread; the chain of
+ * the blocks' checksums into *@ret_xxh3. -ECANCELED: the cancel callback said so. */
+static int write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 {
 	pthread_t writer;
 	pthread_attr_t attr;
-	struct hib_sig_tail tail;
-	uint64_t stream_xxh3, t0 = hib_now_ms(), tp;
 	int r;
 
-	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
-	 * secret: a state must be initialised or the hash is wrong at random. */
-	XXH3_INITSTATE(&sc->stream_st);
-	XXH3_64bits_reset_withSeed(&sc->stream_st, sc->image_id);
+	hib_xxh3_reset(&sc->stream_st, sc->image_id);
 	r = pipeline_start(sc->ep.pipe);
 	if (r < 0)
 		return log_err(r, "starting %u codec threads failed: %m", sc->ep.workers);
@@ -505,83 +476,7 @@ static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct 
 	if (r < 0)
 		return r;
 	report(sc, true);
-	stream_xxh3 = XXH3_64bits_digest(&sc->stream_st);
-	tp = t0;
-	log_phase(&tp, "write");
-	hib_test_pause("data");
-
-	h->stream_bytes = sc->stream_bytes;
-	h->stream_xxh3 = stream_xxh3;
-	h->nr_blocks = sc->nr_blocks;
-	h->data_pages = sc->map.pages;
-	h->map_extents = (uint32_t)sc->map.n;
-	h->stat_stored_bytes = sc->stored_pages * HIB_PAGE_SIZE;
-	h->stat_threads = sc->ep.workers;
-	r = write_map(sc, &h->map_offset, &h->map_pages);
-	if (r < 0)
-		return r;
-	hib_test_pause("map");
-	h->stat_write_ms = hib_now_ms() - t0;
-	if (sc->key) {
-		/* A sealed image keeps no plaintext fingerprint; the MAC covers the header. */
-		h->stream_xxh3 = 0;
-		crypt_header_mac_set(sc->key, h);
-	}
-	hib_header_seal(h);
-	r = hib_target_write(sc->t, sc->hdr_off, h, HIB_PAGE_SIZE);
-	if (r < 0)
-		return log_err(r, "%s: writing the image header failed: %m",
-			       hib_target_path(sc->t));
-	log_phase(&tp, "map+header");
-	hib_test_pause("header");
-	if (sc->o->verify) {
-		r = verify_image(sc, stream_xxh3);
-		if (r < 0)
-			return r;
-		log_phase(&tp, "verify");
-	}
-	/* Everything must be on the disk before the signature says it is there. */
-	r = hib_target_sync(sc->t);
-	if (r < 0)
-		return log_err(r, "%s: flushing the image to disk failed: %m",
-			       hib_target_path(sc->t));
-	log_phase(&tp, "sync");
-	hib_test_pause("sync");
-
-	memset(&tail, 0, sizeof(tail));
-	memcpy(tail.magic, HIB_TAIL_MAGIC, 16);
-	tail.version = HIB_FORMAT_VERSION;
-	tail.page_size = HIB_PAGE_SIZE;
-	tail.header_offset = sc->hdr_off;
-	tail.image_id = sc->image_id;
-	tail.header_xxh3 = hib_header_xxh3(h);
-	tail.created_unix = h->created_unix;
-	memcpy(tail.orig_sig, orig_page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_SIG_LEN);
-	memcpy(tail.sig, HIB_IMAGE_SIG, HIB_SIG_LEN);
-	hib_tail_seal(&tail);
-	*ret_sig_written = true; /* from here on a failure must put SWAPSPACE2 back */
-	r = hib_sig_write_image(sc->t, orig_page, &tail);
-	if (r < 0)
-		return log_err(r, "%s: unable to write the signature page: %m",
-			       hib_target_path(sc->t));
-	log_phase(&tp, "signature");
-	hib_test_pause("signature");
-	/* How much of the write the kernel's copy-out took (one page per read()):
-	 * the reader feeds everything else, so it is a floor for the phase. */
-	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms "
-		 "(reading /dev/snapshot: %llu ms)",
-		 (unsigned long long)(sc->stream_bytes >> 20),
-		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
-		 (unsigned long long)h->stat_write_ms, (unsigned long long)(sc->snap_ns / 1000000));
-	if (sc->adaptive) {
-		double codec, disk, saved;
-
-		adapt_rates(&sc->adapt, &codec, &disk, &saved);
-		log_info("adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
-			 "saving %.0f%%, disk %.0f MB/s: %.0f%% compressed at the end",
-			 (unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks, codec,
-			 100 * saved, disk, 100.0 * adapt_fraction(&sc->adapt));
-	}
+	*ret_xxh3 = XXH3_64bits_digest(&sc->stream_st);
 	return 0;
 }
 
@@ -607,8 +502,7 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 			return log_err(-EMEDIUMTYPE,
 				       "%s at page %llu holds an image file: name the file "
 				       "itself with --device FILE, so its pages can be mapped",
-				       hib_target_path(t),
-				       (unsigned long long)hib_target_offset_pages(t));
+				       hib_target_path(t), (unsigned long long)hib_target_offset_pages(t));
 		return 0;
 	case HIB_SIG_IMAGE:
 	case HIB_SIG_BROKEN:
@@ -630,7 +524,7 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 			       "with mkswap, or name the right device with --device",
 			       name, hib_sig_state_name(st));
 	}
-	if (!snap->is_fake && hib_target_is_swap(t)) {
+	if (hib_snapshot_can(snap, HIB_SNAP_CAP_FREEZES_SYSTEM) && hib_target_is_swap(t)) {
 		r = hib_target_swap_active(t, NULL);
 		if (r == 0 && auto_swapon) {
 			/* Only a named file or device can be turned on; the kernel wants the
@@ -656,292 +550,471 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 	return 0;
 }
 
-int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
-		struct hib_stats *ret_stats)
+/* ---- the cycle --------------------------------------------------------- */
+
+/* How far hibernate got: each phase done, in order. The unwind undoes them. */
+enum suspend_phase {
+	SUSPEND_NONE,      /* nothing done that the system must get back */
+	SUSPEND_PREPARED,  /* target checked, its pages and every buffer taken, memory locked */
+	SUSPEND_FROZEN,    /* processes frozen */
+	SUSPEND_SNAPSHOT,  /* the kernel holds the atomic copy */
+	SUSPEND_WRITTEN,   /* blocks, map and header on disk, flushed */
+	SUSPEND_SEALED,    /* the signature write has begun: page 0 is ours to put back */
+};
+
+/* A hibernate cycle: the stream's context, and what its phases hold. */
+struct cycle {
+	struct suspend_ctx sc;     /* shared with the codec and writer threads */
+	enum suspend_phase phase;
+	enum hib_suspend_outcome outcome; /* 0 until a phase decides how the cycle ends */
+	struct hib_stats stats;
+	struct hib_header *h;      /* the header page (hib_alloc_pages) */
+	uint8_t *orig_page;        /* page 0 as it was */
+	uint32_t block_bytes;
+	bool swapped_on;           /* prepare turned the swap area on for this cycle */
+	uint64_t t0;               /* FREEZE began (ms) */
+	uint64_t tp;               /* where the last log_phase() ended */
+};
+
+/* The target checked, the kernel told its swap area, and the header page taken:
+ * before the snapshot, so the restored system knows where the resume side
+ * leaves its report (struct hib_report). */
+static int prepare_target(struct cycle *c)
 {
-	struct suspend_ctx sc = { .t = t, .snap = snap, .o = o,
-				  .snap_mu = PTHREAD_MUTEX_INITIALIZER };
-	struct hib_stats own_stats; /* o->stats gets the numbers when the caller keeps none */
-	_cleanup_(freep) uint8_t *orig_page = hib_alloc_pages(HIB_PAGE_SIZE);
-	_cleanup_(freep) struct hib_header *h = hib_alloc_pages(HIB_PAGE_SIZE);
-	uint32_t block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES;
-	bool frozen = false, image = false, sig_written = false, swapped_on = false;
-	int in_suspend = 0, r;
-	uint64_t t0, tp;
+	struct suspend_ctx *sc = &c->sc;
+	struct hib_target *t = sc->t;
+	int r;
 
-	if (!orig_page || !h)
-		return -ENOMEM;
-	if (!ret_stats)
-		ret_stats = &own_stats;
-	if (block_bytes % HIB_PAGE_SIZE || block_bytes > HIB_BLOCK_MAX_BYTES)
-		return -EINVAL;
-	r = check_target(t, snap, orig_page, o->auto_swapon, &swapped_on);
+	r = check_target(t, sc->snap, c->orig_page, sc->o->auto_swapon, &c->swapped_on);
 	if (r < 0)
-		goto early_out;
-
+		return r;
 	if (hib_target_is_swap(t)) {
-		r = snap->ops->set_swap_area(snap, hib_target_devnum(t),
-					     hib_target_offset_pages(t));
-		if (r < 0) {
-			log_err(r, "%s: the kernel refused it as the image's swap area: %m",
-				hib_target_name(t));
-			goto early_out;
-		}
+		r = sc->snap->ops->set_swap_area(sc->snap, hib_target_devnum(t),
+						 hib_target_offset_pages(t));
+		if (r < 0)
+			return log_err(r, "%s: the kernel refused it as the image's swap area: %m",
+				       hib_target_name(t));
 	}
-	hib_target_alloc_reset(t, snap);
-	/* The header page first, before the snapshot: the restored system then
-	 * knows where the resume side leaves its report (struct hib_report). */
-	r = alloc_page(&sc, &sc.hdr_off);
-	if (r < 0) {
-		log_err(r, "%s: no page for the image header: %m", hib_target_name(t));
-		goto early_out;
-	}
+	hib_target_alloc_reset(t, sc->snap);
+	r = alloc_page(sc, &sc->hdr_off);
+	if (r < 0)
+		return log_err(r, "%s: no page for the image header: %m", hib_target_name(t));
+	return 0;
+}
 
-	/* Everything the cycle needs is allocated now: nothing may need swap once frozen. */
-	sc.image_id = hib_random_u64();
-	r = engine_pipe_new(o, block_bytes, sc.image_id, encode_work, block_bytes,
-			    codec_record_bound(block_bytes), &sc.ep);
-	if (r < 0) {
-		log_err(r, "allocating the pipeline's buffers failed: %m");
-		goto early_out;
-	}
-	sc.writer = calloc(1, sizeof(*sc.writer));
-	if (!sc.writer) {
-		r = -ENOMEM;
-		goto early_out;
-	}
-	sc.writer->sc = &sc;
+/* Everything the cycle needs is allocated now: nothing may need swap once frozen. */
+static int prepare_buffers(struct cycle *c)
+{
+	struct suspend_ctx *sc = &c->sc;
+	const struct hib_options *o = sc->o;
+	struct hib_target *t = sc->t;
+	uint32_t block_bytes = c->block_bytes;
+	int r;
+
+	sc->image_id = hib_random_u64();
+	r = engine_pipe_new(o, block_bytes, sc->image_id, encode_work, block_bytes,
+			    codec_record_bound(block_bytes), &sc->ep);
+	if (r < 0)
+		return log_err(r, "allocating the pipeline's buffers failed: %m");
+	sc->writer = calloc(1, sizeof(*sc->writer));
+	if (!sc->writer)
+		return -ENOMEM;
+	sc->writer->sc = sc;
 	/* Blocks may span several extents: room for a few writes each. */
-	r = aio_new(hib_target_fd(t), HIB_WRITE_DEPTH * 4, !getenv("HIBERNATE_NO_URING"), write_done, sc.writer,
-		    &sc.aio);
-	if (r < 0) {
-		log_err(r, "setting up the writer failed: %m");
-		goto early_out;
-	}
+	r = aio_new(hib_target_fd(t), HIB_WRITE_DEPTH * 4, !getenv("HIBERNATE_NO_URING"), write_done,
+		    sc->writer, &sc->aio);
+	if (r < 0)
+		return log_err(r, "setting up the writer failed: %m");
 	/* Adaptive needs worker threads (inline, the codec is the reader) and
 	 * asynchronous writes (a synchronous write hides the disk's rate). */
-	sc.adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc.ep.workers > 0 &&
-		      aio_is_uring(sc.aio);
-	adapt_init(&sc.adapt, sc.ep.workers);
-	for (unsigned i = 0; i < (sc.ep.workers ? sc.ep.workers : 1); i++)
-		codec_ctx_set_userdata(sc.ep.ctx[i], &sc);
+	sc->adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc->ep.workers > 0 &&
+		       aio_is_uring(sc->aio);
+	adapt_init(&sc->adapt, sc->ep.workers);
+	for (unsigned i = 0; i < (sc->ep.workers ? sc->ep.workers : 1); i++)
+		codec_ctx_set_userdata(sc->ep.ctx[i], sc);
 	log_debug("pipeline: %u worker threads, %zu KiB of buffers, writes through %s%s",
-		  sc.ep.workers, pipeline_memory(sc.ep.pipe) >> 10,
-		  aio_is_uring(sc.aio) ? "io_uring" : "pwrite",
-		  sc.adaptive ? ", adaptive compression" : "");
+		  sc->ep.workers, pipeline_memory(sc->ep.pipe) >> 10,
+		  aio_is_uring(sc->aio) ? "io_uring" : "pwrite",
+		  sc->adaptive ? ", adaptive compression" : "");
+	return 0;
+}
 
-	memset(h, 0, HIB_PAGE_SIZE);
-	memcpy(h->magic, HIB_HEADER_MAGIC, 16);
-	h->version = HIB_FORMAT_VERSION;
-	h->codec = (uint32_t)o->codec;
-	h->codec_level = o->codec_level;
-	h->block_raw_bytes = block_bytes;
-	h->created_unix = (uint64_t)time(NULL);
-	fill_identity(h);
-	memcpy(h->orig_tail, orig_page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE, HIB_SIG_TAIL_SIZE);
-	h->image_id = sc.image_id;
-	if (o->secret) {
-		/* Argon2id wants its memory now, long before anything is frozen. */
-		r = crypt_setup(o->secret, h, &sc.key);
-		if (r < 0) {
-			log_err(r, "setting up the image's encryption failed: %m");
-			goto early_out;
-		}
-		for (unsigned i = 0; i < (sc.ep.workers ? sc.ep.workers : 1); i++)
-			codec_ctx_set_key(sc.ep.ctx[i], sc.key);
-	}
+/* The header as far as it is known before the snapshot, and the image's key. */
+static int prepare_header(struct cycle *c)
+{
+	struct suspend_ctx *sc = &c->sc;
+	const struct hib_options *o = sc->o;
+	struct utsname u;
+	int r;
 
-	if (!snap->is_fake && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+	hib_header_init(c->h, sc->image_id, (uint64_t)time(NULL), (uint32_t)o->codec,
+			o->codec_level, c->block_bytes, uname(&u) == 0 ? &u : NULL, c->orig_page);
+	if (!o->secret)
+		return 0;
+	/* Argon2id wants its memory now, long before anything is frozen. */
+	r = crypt_setup(o->secret, c->h, &sc->key);
+	if (r < 0)
+		return log_err(r, "setting up the image's encryption failed: %m");
+	for (unsigned i = 0; i < (sc->ep.workers ? sc->ep.workers : 1); i++)
+		codec_ctx_set_key(sc->ep.ctx[i], sc->key);
+	return 0;
+}
+
+/* Refuse a target that is not plain swap before a byte is written or a process
+ * frozen; then take everything the cycle needs. */
+static int hibernate_prepare(struct cycle *c)
+{
+	int r;
+
+	c->orig_page = hib_alloc_pages(HIB_PAGE_SIZE);
+	c->h = hib_alloc_pages(HIB_PAGE_SIZE);
+	if (!c->orig_page || !c->h)
+		return -ENOMEM;
+	if (c->block_bytes % HIB_PAGE_SIZE || c->block_bytes > HIB_BLOCK_MAX_BYTES)
+		return -EINVAL;
+	r = prepare_target(c);
+	if (r == 0)
+		r = prepare_buffers(c);
+	if (r == 0)
+		r = prepare_header(c);
+	if (r < 0)
+		return r;
+	if (hib_snapshot_can(c->sc.snap, HIB_SNAP_CAP_FREEZES_SYSTEM) &&
+	    mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		log_warn("mlockall failed (%s): pages of this program may be swapped", strerror(errno));
+	c->phase = SUSPEND_PREPARED;
+	return 0;
+}
 
-	t0 = hib_now_ms();
-	tp = t0;
+static int hibernate_freeze(struct cycle *c)
+{
+	struct hib_snapshot *snap = c->sc.snap;
+	const struct hib_options *o = c->sc.o;
+	int r;
+
+	c->t0 = hib_now_ms();
+	c->tp = c->t0;
 	r = snap->ops->freeze(snap);
-	if (r < 0) {
-		log_err(r, "freezing processes failed: %m");
-		goto out;
-	}
-	frozen = true;
-	log_phase(&tp, "freeze");
+	if (r < 0)
+		return log_err(r, "freezing processes failed: %m");
+	c->phase = SUSPEND_FROZEN;
+	log_phase(&c->tp, "freeze");
 	if (o->powerdown == HIB_POWERDOWN_PLATFORM) {
 		r = snap->ops->platform_support(snap, 1);
 		if (r < 0)
 			log_warn("platform (ACPI S4) support refused: %s", strerror(-r));
 		else
-			h->flags |= HIB_HFLAG_PLATFORM;
+			c->h->flags |= HIB_HFLAG_PLATFORM;
 	}
 	if (o->image_size >= 0) {
 		r = snap->ops->pref_image_size(snap, (uint64_t)o->image_size);
-		if (r < 0) {
-			log_err(r, "setting the preferred image size failed: %m");
-			goto out;
-		}
+		if (r < 0)
+			return log_err(r, "setting the preferred image size failed: %m");
 	}
-	r = snap->ops->create_image(snap, &in_suspend);
-	if (r < 0) {
-		log_err(r, "the kernel could not make the snapshot: %m%s",
-			r == -ENOMEM ? " (not enough free memory for the copy; try a smaller "
-				       "--image-size)"
-				     : "");
-		goto out;
-	}
-	image = true;
+	return 0;
+}
+
+/* We are the restored system. The resume side has invalidated the image and
+ * left its report where the header was: read it, zero it, while the page is
+ * still ours (the snapshot device frees it on close). */
+static void take_report(struct cycle *c)
+{
+	struct hib_report rep;
+
+	if (image_take_report(c->sc.t, c->sc.hdr_off, c->sc.image_id, &rep) < 0)
+		return;
+	c->stats.resumed_report = true;
+	c->stats.stream_bytes = rep.stream_bytes;
+	c->stats.stored_bytes = rep.stored_bytes;
+	c->stats.snapshot_ms = rep.snapshot_ms;
+	c->stats.io_ms = rep.write_ms;
+	c->stats.threads = rep.write_threads;
+	c->stats.load_ms = rep.load_ms;
+	c->stats.load_threads = rep.load_threads;
+	c->stats.written_unix = rep.created_unix;
+	c->stats.loaded_unix = rep.loaded_unix;
+}
+
+/* The atomic copy. Returns twice: here, to write it out, and in the restored
+ * system (HIB_SUSPEND_RESUMED). */
+static int hibernate_snapshot(struct cycle *c)
+{
+	struct suspend_ctx *sc = &c->sc;
+	const struct hib_options *o = sc->o;
+	int in_suspend = 0, r;
+
+	r = sc->snap->ops->create_image(sc->snap, &in_suspend);
+	if (r < 0)
+		return log_err(r, "the kernel could not make the snapshot: %m%s",
+			       r == -ENOMEM ? " (not enough free memory for the copy; try a "
+					      "smaller --image-size)"
+					    : "");
+	c->phase = SUSPEND_SNAPSHOT;
 	if (!in_suspend) {
-		/* We are the restored system. The resume side has invalidated the image
-		 * and left its report where the header was: read it, zero it, while
-		 * the page is still ours (the snapshot device frees it on close). */
-		struct hib_report rep;
-
-		if (ret_stats)
-			memset(ret_stats, 0, sizeof(*ret_stats));
-		if (engine_report_take(t, sc.hdr_off, sc.image_id, &rep) == 0 && ret_stats) {
-			ret_stats->resumed_report = true;
-			ret_stats->stream_bytes = rep.stream_bytes;
-			ret_stats->stored_bytes = rep.stored_bytes;
-			ret_stats->snapshot_ms = rep.snapshot_ms;
-			ret_stats->io_ms = rep.write_ms;
-			ret_stats->threads = rep.write_threads;
-			ret_stats->load_ms = rep.load_ms;
-			ret_stats->load_threads = rep.load_threads;
-			ret_stats->written_unix = rep.created_unix;
-			ret_stats->loaded_unix = rep.loaded_unix;
-		}
-		/* The header page was allocated before the snapshot, so this kernel's
-		 * swap map still counts it: give it back now, not when the device is
-		 * closed (a swapoff before that, after --auto-swapon, would wait for
-		 * the page's owner for ever). */
-		hib_target_alloc_reset(t, snap);
-		snap->ops->free_image(snap);
-		snap->ops->unfreeze(snap);
-		r = HIB_SUSPEND_RESUMED;
-		goto out;
+		take_report(c);
+		c->outcome = HIB_SUSPEND_RESUMED;
+		return 0;
 	}
-	h->stat_snapshot_ms = hib_now_ms() - t0;
-	log_phase(&tp, "snapshot");
-
-	r = snap->ops->get_image_size(snap, &sc.stream_bytes);
-	if (r < 0) {
-		log_err(r, "the kernel did not give the image size: %m");
-		goto out;
-	}
-	log_info("snapshot: %llu MiB in %llu ms", (unsigned long long)(sc.stream_bytes >> 20),
-		 (unsigned long long)h->stat_snapshot_ms);
+	c->h->stat_snapshot_ms = hib_now_ms() - c->t0;
+	log_phase(&c->tp, "snapshot");
+	r = sc->snap->ops->get_image_size(sc->snap, &sc->stream_bytes);
+	if (r < 0)
+		return log_err(r, "the kernel did not give the image size: %m");
+	log_info("snapshot: %llu MiB in %llu ms", (unsigned long long)(sc->stream_bytes >> 20),
+		 (unsigned long long)c->h->stat_snapshot_ms);
 	/* PREF_IMAGE_SIZE is only a wish: the kernel frees what it can and makes the
 	 * image anyway. A limit the user set is a limit. */
-	if (o->image_size > 0 && sc.stream_bytes > (uint64_t)o->image_size) {
-		r = log_err(-E2BIG,
-			    "the image is %llu MiB, over the limit of %llu MiB: the kernel could "
-			    "not free enough memory; raise --image-size or close programs",
-			    (unsigned long long)(sc.stream_bytes >> 20),
-			    (unsigned long long)((uint64_t)o->image_size >> 20));
-		goto out;
-	}
+	if (o->image_size > 0 && sc->stream_bytes > (uint64_t)o->image_size)
+		return log_err(-E2BIG,
+			       "the image is %llu MiB, over the limit of %llu MiB: the kernel "
+			       "could not free enough memory; raise --image-size or close programs",
+			       (unsigned long long)(sc->stream_bytes >> 20),
+			       (unsigned long long)((uint64_t)o->image_size >> 20));
 	/* Now, not before: FREEZE synced, and nothing writes a filesystem any more. */
-	if (!snap->is_fake)
-		engine_fs_record(h);
+	if (hib_snapshot_can(sc->snap, HIB_SNAP_CAP_FREEZES_SYSTEM))
+		engine_fs_record(c->h);
+	return 0;
+}
 
-	r = write_image(&sc, orig_page, h, &sig_written);
+/* What the stream's write made known into the header; the map; the header page. */
+static int write_metadata(struct cycle *c, uint64_t stream_xxh3, uint64_t t0)
+{
+	struct suspend_ctx *sc = &c->sc;
+	struct hib_header *h = c->h;
+	int r;
+
+	h->stream_bytes = sc->stream_bytes;
+	h->stream_xxh3 = stream_xxh3;
+	h->nr_blocks = sc->nr_blocks;
+	h->data_pages = sc->map.pages;
+	h->map_extents = (uint32_t)sc->map.n;
+	h->stat_stored_bytes = sc->stored_pages * HIB_PAGE_SIZE;
+	h->stat_threads = sc->ep.workers;
+	r = write_map(sc, &h->map_offset, &h->map_pages);
 	if (r < 0)
-		goto out;
+		return r;
+	hib_test_pause("map");
+	h->stat_write_ms = hib_now_ms() - t0;
+	if (sc->key) {
+		/* A sealed image keeps no plaintext fingerprint; the MAC covers the header. */
+		h->stream_xxh3 = 0;
+		crypt_header_mac_set(sc->key, h);
+	}
+	return image_write_header(sc->t, sc->hdr_off, h);
+}
 
-	if (ret_stats) {
-		ret_stats->stream_bytes = sc.stream_bytes;
-		ret_stats->stored_bytes = (sc.stored_pages + h->map_pages + 1) * HIB_PAGE_SIZE;
-		ret_stats->extents = sc.map.n;
-		ret_stats->threads = sc.ep.workers;
-		ret_stats->snapshot_ms = h->stat_snapshot_ms;
-		ret_stats->io_ms = h->stat_write_ms;
-		ret_stats->pipeline_bytes = pipeline_memory(sc.ep.pipe);
-		ret_stats->blocks = sc.nr_blocks;
-		ret_stats->snapshot_io_ms = sc.snap_ns / 1000000;
-		ret_stats->adaptive = sc.adaptive;
-		ret_stats->raw_blocks = atomic_load(&sc.adapt.raw_blocks);
+/* After the snapshot: the stream to disk, then the map and header that find it,
+ * [read back,] flushed. Cancelling ends the cycle here (HIB_SUSPEND_CANCELLED). */
+static int hibernate_write(struct cycle *c)
+{
+	struct suspend_ctx *sc = &c->sc;
+	uint64_t stream_xxh3 = 0, t0 = hib_now_ms();
+	int r;
+
+	r = write_stream(sc, &stream_xxh3);
+	if (r == -ECANCELED) {
+		c->outcome = HIB_SUSPEND_CANCELLED;
+		return 0;
 	}
-	if (o->stats)
-		o->stats(HIB_STATS_HIBERNATE, ret_stats, o->stats_userdata);
-	if (o->powerdown == HIB_POWERDOWN_NONE) {
-		r = HIB_SUSPEND_WRITTEN;
-		sig_written = false; /* the image stays: the caller asked for exactly that */
-		goto out;
+	if (r < 0)
+		return r;
+	c->tp = t0;
+	log_phase(&c->tp, "write");
+	hib_test_pause("data");
+	r = write_metadata(c, stream_xxh3, t0);
+	if (r < 0)
+		return r;
+	log_phase(&c->tp, "map+header");
+	hib_test_pause("header");
+	if (sc->o->verify) {
+		r = verify_image(sc, stream_xxh3);
+		if (r < 0)
+			return r;
+		log_phase(&c->tp, "verify");
 	}
-	if (o->powerdown == HIB_POWERDOWN_TEST) {
-		/* The caller restores the image next, through a new handle; closing this
-		 * one thaws everything. Stop the others first: whatever they did in
-		 * between would be on disk but not in the restored memory. */
-		if (!snap->is_fake)
-			kill(-1, SIGSTOP);
-		r = HIB_SUSPEND_TEST_WRITTEN;
-		sig_written = false;
-		goto out;
+	/* Everything must be on the disk before the signature says it is there. */
+	r = hib_target_sync(sc->t);
+	if (r < 0)
+		return log_err(r, "%s: flushing the image to disk failed: %m",
+			       hib_target_path(sc->t));
+	log_phase(&c->tp, "sync");
+	hib_test_pause("sync");
+	c->phase = SUSPEND_WRITTEN;
+	return 0;
+}
+
+/* What the write came to, for the log and the stats. */
+static void written_report(struct cycle *c)
+{
+	struct suspend_ctx *sc = &c->sc;
+	const struct hib_header *h = c->h;
+
+	/* How much of the write the kernel's copy-out took (one page per read()):
+	 * the reader feeds everything else, so it is a floor for the phase. */
+	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms "
+		 "(reading /dev/snapshot: %llu ms)",
+		 (unsigned long long)(sc->stream_bytes >> 20),
+		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
+		 (unsigned long long)h->stat_write_ms, (unsigned long long)(sc->snap_ns / 1000000));
+	if (sc->adaptive) {
+		double codec, disk, saved;
+
+		adapt_rates(&sc->adapt, &codec, &disk, &saved);
+		log_info("adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
+			 "saving %.0f%%, disk %.0f MB/s: %.0f%% compressed at the end",
+			 (unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks,
+			 codec, 100 * saved, disk, 100.0 * adapt_fraction(&sc->adapt));
 	}
-	if (o->powerdown == HIB_POWERDOWN_SUSPEND) {
+	c->stats.stream_bytes = sc->stream_bytes;
+	c->stats.stored_bytes = (sc->stored_pages + h->map_pages + 1) * HIB_PAGE_SIZE;
+	c->stats.extents = sc->map.n;
+	c->stats.threads = sc->ep.workers;
+	c->stats.snapshot_ms = h->stat_snapshot_ms;
+	c->stats.io_ms = h->stat_write_ms;
+	c->stats.pipeline_bytes = pipeline_memory(sc->ep.pipe);
+	c->stats.blocks = sc->nr_blocks;
+	c->stats.snapshot_io_ms = sc->snap_ns / 1000000;
+	c->stats.adaptive = sc->adaptive;
+	c->stats.raw_blocks = atomic_load(&sc->adapt.raw_blocks);
+}
+
+/* The signature, last: from now on the image counts. */
+static int hibernate_seal(struct cycle *c)
+{
+	struct suspend_ctx *sc = &c->sc;
+	int r;
+
+	/* Before the write: a page 0 half written must be put back too. */
+	c->phase = SUSPEND_SEALED;
+	r = image_write_sig(sc->t, c->h, sc->hdr_off, c->orig_page);
+	if (r < 0)
+		return r;
+	log_phase(&c->tp, "signature");
+	hib_test_pause("signature");
+	written_report(c);
+	if (sc->o->stats)
+		sc->o->stats(HIB_STATS_HIBERNATE, &c->stats, sc->o->stats_userdata);
+	return 0;
+}
+
+static int hibernate_power_down(struct cycle *c)
+{
+	struct hib_snapshot *snap = c->sc.snap;
+	enum hib_powerdown how = c->sc.o->powerdown;
+	int r;
+
+	switch (how) {
+	case HIB_POWERDOWN_NONE:
+		c->outcome = HIB_SUSPEND_WRITTEN; /* the image stays: the caller asked for that */
+		return 0;
+	case HIB_POWERDOWN_TEST:
+		/* The caller restores the image next, through a new handle; the unwind
+		 * thaws everything, and the others must not run in between. */
+		engine_test_cycle_stop_others(snap);
+		c->outcome = HIB_SUSPEND_TEST_WRITTEN;
+		return 0;
+	case HIB_POWERDOWN_SUSPEND:
 		/* Suspend to both: sleep in RAM with the image on disk. Back here means
 		 * RAM survived: the image must go, the filesystems will move on. */
 		r = snap->ops->s2ram(snap);
 		if (r == 0) {
-			r = HIB_SUSPEND_RAM;
-			goto out; /* sig_written: the image is discarded below */
+			c->outcome = HIB_SUSPEND_RAM;
+			return 0;
 		}
 		log_warn("suspend to RAM failed (%s); powering off instead", strerror(-r));
-		r = snap->ops->power_off(snap, HIB_POWERDOWN_SHUTDOWN);
-		if (r == 0 && snap->is_fake) {
-			r = HIB_SUSPEND_WRITTEN;
-			sig_written = false;
-			goto out;
-		}
-	} else {
-		r = snap->ops->power_off(snap, o->powerdown);
+		how = HIB_POWERDOWN_SHUTDOWN;
+		break;
+	default:
+		break;
 	}
+	r = snap->ops->power_off(snap, how);
 	/* Still here: the machine did not power down. */
-	if (r == 0 && snap->is_fake) {
-		r = HIB_SUSPEND_WRITTEN;
-		sig_written = false;
-		goto out;
+	if (r == 0 && hib_snapshot_can(snap, HIB_SNAP_CAP_RETURNS)) {
+		c->outcome = HIB_SUSPEND_WRITTEN;
+		return 0;
 	}
-	log_err(r ? r : -EIO, "powering off failed: %m");
-	if (r == 0)
-		r = -EIO;
-out:
-	if (sig_written) {
-		int k = hib_sig_restore(t, h->orig_tail);
-		if (k < 0)
-			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
-				hib_target_path(t), hib_target_path(t));
-	}
-	if (r < 0 || r > 1) { /* anything but resumed: let go of the image, thaw */
-		if (r < 0)
-			hib_target_alloc_reset(t, snap);
-		if (image)
-			snap->ops->free_image(snap);
-		if (frozen)
-			snap->ops->unfreeze(snap);
-	}
-	if (!snap->is_fake)
-		munlockall();
-early_out:
-	aio_free(sc.aio);
-	free(sc.writer);
-	crypt_key_free(sc.key);
-	engine_pipe_free(&sc.ep);
-	extmap_free(&sc.map);
-	/* After the cycle, whichever way it ended (resumed, failed, cancelled).
-	 * swapoff brings swapped-out pages back and stops with EINTR whenever
-	 * signal_pending() is true, which the io_uring rings closed just above
-	 * can make it for a moment (task work) without any signal: try again. */
-	if (swapped_on) {
-		int k, tries = 0;
-
-		while ((k = swapoff(hib_target_name(t))) < 0 && errno == EINTR &&
-		       ++tries < 10)
-			;
-		if (k < 0)
-			log_warn("swapoff %s failed: %s", hib_target_name(t),
-				 strerror(errno));
-	}
-	return r;
+	return log_err(r ? r : -EIO, "powering off failed: %m");
 }
 
-void hib_test_abort(void)
+/* After the cycle, whichever way it ended (resumed, failed, cancelled).
+ * swapoff brings swapped-out pages back and stops with EINTR whenever
+ * signal_pending() is true, which the io_uring rings closed just before
+ * can make it for a moment (task work) without any signal: try again. */
+static void swap_off(const struct hib_target *t)
 {
-	kill(-1, SIGCONT);
+	int k, tries = 0;
+
+	while ((k = swapoff(hib_target_name(t))) < 0 && errno == EINTR && ++tries < 10)
+		;
+	if (k < 0)
+		log_warn("swapoff %s failed: %s", hib_target_name(t), strerror(errno));
+}
+
+/* Undo what the phases reached did, newest first, as the cycle ended: failed
+ * (@r < 0) or with c->outcome. */
+static void hibernate_unwind(struct cycle *c, int r)
+{
+	struct suspend_ctx *sc = &c->sc;
+	struct hib_snapshot *snap = sc->snap;
+	/* Written, and left for the caller: powerdown none, --test. */
+	bool image_stays = r == 0 && (c->outcome == HIB_SUSPEND_WRITTEN ||
+				      c->outcome == HIB_SUSPEND_TEST_WRITTEN);
+	/* No image on disk will be read from its pages. Resumed: the header page was
+	 * taken before the snapshot, so this kernel's swap map still counts it; give it
+	 * back now, not when the device is closed (a swapoff before that, after
+	 * --auto-swapon, would wait for the page's owner for ever). */
+	bool pages_unused = r < 0 || c->outcome == HIB_SUSPEND_CANCELLED ||
+			    c->outcome == HIB_SUSPEND_RESUMED;
+
+	if (c->phase >= SUSPEND_SEALED && !image_stays) {
+		const char *path = hib_target_path(sc->t);
+		int k = hib_sig_restore(sc->t, c->h->orig_tail);
+
+		if (k < 0)
+			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
+				path, path);
+	}
+	if (c->phase >= SUSPEND_PREPARED && pages_unused)
+		hib_target_alloc_reset(sc->t, snap);
+	if (c->phase >= SUSPEND_SNAPSHOT)
+		snap->ops->free_image(snap);
+	if (c->phase >= SUSPEND_FROZEN)
+		snap->ops->unfreeze(snap);
+	if (c->phase >= SUSPEND_PREPARED && hib_snapshot_can(snap, HIB_SNAP_CAP_FREEZES_SYSTEM))
+		munlockall();
+	aio_free(sc->aio);
+	free(sc->writer);
+	crypt_key_free(sc->key);
+	engine_pipe_free(&sc->ep);
+	extmap_free(&sc->map);
+	free(c->h);
+	free(c->orig_page);
+	if (c->swapped_on)
+		swap_off(sc->t);
+}
+
+int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
+		enum hib_suspend_outcome *ret_outcome, struct hib_stats *ret_stats)
+{
+	static int (*const phases[])(struct cycle *c) = {
+		hibernate_prepare, hibernate_freeze, hibernate_snapshot,
+		hibernate_write,   hibernate_seal,   hibernate_power_down,
+	};
+	struct cycle c = {
+		.sc = { .t = t, .snap = snap, .o = o, .snap_mu = PTHREAD_MUTEX_INITIALIZER },
+		.block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES,
+	};
+	int r = 0;
+
+	/* Phase after phase, until one fails or decides how the cycle ends. */
+	for (size_t i = 0; i < ARRAY_SIZE(phases) && r == 0 && !c.outcome; i++)
+		r = phases[i](&c);
+	hibernate_unwind(&c, r);
+	if (r < 0)
+		return r;
+	if (ret_outcome)
+		*ret_outcome = c.outcome;
+	if (ret_stats)
+		*ret_stats = c.stats;
+	return 0;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Sealing (checksumming) and checking of the on-disk structs of format.h. */
+/* Building, sealing (checksumming) and checking of the on-disk structs of format.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <xxhash.h>
 
 #include "format/format.h"
@@ -156,12 +158,117 @@ uint64_t hib_block_stored_xxh3(const struct hib_block_hdr *b, const void *payloa
 	struct hib_block_hdr tmp = *b;
 
 	tmp.stored_xxh3 = 0;
-	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
-	 * secret: a stack state must be initialised or the hash is wrong at random. */
-	XXH3_INITSTATE(&st);
-	XXH3_64bits_reset_withSeed(&st, image_id);
+	hib_xxh3_reset(&st, image_id);
 	XXH3_64bits_update(&st, &tmp, sizeof(tmp));
 	if (b->stored_bytes)
 		XXH3_64bits_update(&st, payload, b->stored_bytes);
 	return XXH3_64bits_digest(&st);
+}
+
+void hib_xxh3_reset(struct XXH3_state_s *st, uint64_t seed)
+{
+	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
+	 * secret: a state must be initialised or the hash is wrong at random. */
+	XXH3_INITSTATE(st);
+	XXH3_64bits_reset_withSeed(st, seed);
+}
+
+void hib_header_init(struct hib_header *h, uint64_t image_id, uint64_t created_unix,
+		     uint32_t codec, int32_t codec_level, uint32_t block_raw_bytes,
+		     const struct utsname *kernel, const uint8_t orig_page[HIB_PAGE_SIZE])
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, HIB_HEADER_MAGIC, 16);
+	h->version = HIB_FORMAT_VERSION;
+	h->image_id = image_id;
+	h->created_unix = created_unix;
+	h->codec = codec;
+	h->codec_level = codec_level;
+	h->block_raw_bytes = block_raw_bytes;
+	if (kernel) {
+		snprintf(h->kernel_release, sizeof(h->kernel_release), "%s", kernel->release);
+		snprintf(h->kernel_version, sizeof(h->kernel_version), "%s", kernel->version);
+		snprintf(h->machine, sizeof(h->machine), "%.15s", kernel->machine);
+	}
+	memcpy(h->orig_tail, orig_page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE, HIB_SIG_TAIL_SIZE);
+}
+
+int hib_header_kernel_check(const struct hib_header *h, const struct utsname *kernel)
+{
+	if (strcmp(kernel->release, h->kernel_release) ||
+	    strcmp(kernel->version, h->kernel_version) || strcmp(kernel->machine, h->machine))
+		return -EXDEV;
+	return 0;
+}
+
+void hib_tail_build(struct hib_sig_tail *t, const struct hib_header *h, uint64_t header_offset,
+		    const uint8_t orig_page[HIB_PAGE_SIZE])
+{
+	memset(t, 0, sizeof(*t));
+	memcpy(t->magic, HIB_TAIL_MAGIC, 16);
+	t->version = HIB_FORMAT_VERSION;
+	t->page_size = HIB_PAGE_SIZE;
+	t->header_offset = header_offset;
+	t->image_id = h->image_id;
+	t->header_xxh3 = hib_header_xxh3(h);
+	t->created_unix = h->created_unix;
+	memcpy(t->orig_sig, orig_page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_SIG_LEN);
+	memcpy(t->sig, HIB_IMAGE_SIG, HIB_SIG_LEN);
+	hib_tail_seal(t);
+}
+
+void hib_map_page_build(struct hib_map_page *m, uint64_t image_id, const struct hib_extent *ext,
+			size_t n, uint32_t index, uint64_t next_offset)
+{
+	size_t first = (size_t)index * HIB_MAP_ENTRIES;
+	size_t cnt = first < n ? n - first : 0;
+
+	if (cnt > HIB_MAP_ENTRIES)
+		cnt = HIB_MAP_ENTRIES;
+	memset(m, 0, sizeof(*m));
+	memcpy(m->magic, HIB_MAP_MAGIC, 4);
+	m->index = index;
+	m->count = (uint32_t)cnt;
+	m->next_offset = next_offset;
+	memcpy(m->ext, ext + first, cnt * sizeof(struct hib_extent));
+	hib_map_page_seal(m, image_id);
+}
+
+static uint32_t clamp_u32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static uint64_t report_sum(const struct hib_report *r)
+{
+	struct hib_report tmp = *r;
+
+	tmp.xxh3 = 0;
+	return XXH3_64bits_withSeed(&tmp, sizeof(tmp), r->image_id);
+}
+
+void hib_report_build(struct hib_report *r, const struct hib_header *h, uint64_t loaded_unix,
+		      uint64_t load_ms, uint32_t load_threads)
+{
+	memset(r, 0, sizeof(*r));
+	memcpy(r->magic, HIB_REPORT_MAGIC, sizeof(r->magic));
+	r->image_id = h->image_id;
+	r->stream_bytes = h->stream_bytes;
+	r->stored_bytes = h->stat_stored_bytes;
+	r->created_unix = h->created_unix;
+	r->loaded_unix = loaded_unix;
+	r->snapshot_ms = clamp_u32(h->stat_snapshot_ms);
+	r->write_ms = clamp_u32(h->stat_write_ms);
+	r->load_ms = clamp_u32(load_ms);
+	r->write_threads = h->stat_threads;
+	r->load_threads = load_threads;
+	r->xxh3 = report_sum(r);
+}
+
+int hib_report_check(const struct hib_report *r, uint64_t image_id)
+{
+	if (memcmp(r->magic, HIB_REPORT_MAGIC, sizeof(r->magic)) != 0 || r->image_id != image_id ||
+	    r->xxh3 != report_sum(r))
+		return -ENOENT;
+	return 0;
 }

@@ -100,12 +100,21 @@ _Static_assert(sizeof(struct hib_fs_state) == 40, "fs state size");
 
 #define HIB_HEADER_MAGIC "HIBERNATE-HEAD01" /* 16 bytes, no NUL */
 
+/*
+ * The codecs, as the header's codec field names them. These numbers are the
+ * authoritative ones: block records (enum hib_block_codec) and the options'
+ * choice (include/hibernate.h, enum hib_codec_choice, asserted in
+ * lib/engine/options.c) use the same, and they are on disk, so they are
+ * pinned here: renumbering fails to compile.
+ */
 enum hib_codec {
 	HIB_CODEC_NONE = 0,
 	HIB_CODEC_LZ4 = 1,
 	HIB_CODEC_ZSTD = 2,
 	HIB_CODEC_MAX
 };
+_Static_assert(HIB_CODEC_NONE == 0 && HIB_CODEC_LZ4 == 1 && HIB_CODEC_ZSTD == 2,
+	       "codec numbers are on disk");
 
 /* Header flags. */
 #define HIB_HFLAG_PLATFORM  (1u << 0) /* written with platform (ACPI S4) support */
@@ -259,13 +268,17 @@ _Static_assert(sizeof(struct hib_map_page) == HIB_PAGE_SIZE, "map page is one pa
 
 #define HIB_BLOCK_MAGIC 0x4b4c4248u /* "HBLK" */
 
-/* Block codecs: what the payload is. */
+/* Block codecs: what the payload is. A compressed block says its codec by the
+ * header's number (enum hib_codec); the two that are not codecs come after them. */
 enum hib_block_codec {
-	HIB_BLOCK_RAW = 0,         /* payload = the stream bytes as they are */
-	HIB_BLOCK_LZ4 = 1,
-	HIB_BLOCK_ZSTD = 2,
+	HIB_BLOCK_RAW = HIB_CODEC_NONE, /* payload = the stream bytes as they are */
+	HIB_BLOCK_LZ4 = HIB_CODEC_LZ4,
+	HIB_BLOCK_ZSTD = HIB_CODEC_ZSTD,
 	HIB_BLOCK_ZERO = 3,        /* every stream byte is zero; no payload */
 };
+/* A new codec needs a block number of its own, not ZERO's. */
+_Static_assert(HIB_BLOCK_ZERO == 3 && (int)HIB_BLOCK_ZERO >= (int)HIB_CODEC_MAX,
+	       "block codec numbers are on disk");
 
 struct hib_block_hdr {
 	uint32_t magic;            /* HIB_BLOCK_MAGIC */
@@ -312,5 +325,59 @@ void hib_map_page_seal(struct hib_map_page *m, uint64_t image_id);
 int hib_block_hdr_check(const struct hib_block_hdr *b, uint32_t index, uint32_t max_raw);
 uint64_t hib_block_stored_xxh3(const struct hib_block_hdr *b, const void *payload,
 			       uint64_t image_id);
+
+/* The report the resume side leaves: -ENOENT unless it is one, of image @image_id,
+ * and its checksum holds. */
+int hib_report_check(const struct hib_report *r, uint64_t image_id);
+
+/*
+ * Start a seeded streaming XXH3-64 (XXH3_state_t), as every checksum of the
+ * format that is computed in parts is (stream_xxh3, a block's stored_xxh3).
+ */
+struct XXH3_state_s;
+void hib_xxh3_reset(struct XXH3_state_s *st, uint64_t seed);
+
+/* ---- builders (lib/format/format.c) ------------------------------------ */
+/*
+ * Every metadata byte a writer puts on disk is laid out here, from what the
+ * caller knows; nothing is read or written. (Block records are built by
+ * lib/pipeline/codec.c and checked above.)
+ */
+struct utsname;
+
+/*
+ * A new header: magic, version, @image_id, @created_unix, how the stream is
+ * stored (@codec, enum hib_codec; @codec_level; @block_raw_bytes), the kernel
+ * that writes it (@kernel, from uname(); NULL leaves it empty), and the tail
+ * bytes of @orig_page (page 0 as it was) that the signature will replace.
+ * Everything else zero, for the writer to fill in and seal.
+ */
+void hib_header_init(struct hib_header *h, uint64_t image_id, uint64_t created_unix,
+		     uint32_t codec, int32_t codec_level, uint32_t block_raw_bytes,
+		     const struct utsname *kernel, const uint8_t orig_page[HIB_PAGE_SIZE]);
+/* 0 when @kernel (from uname()) is the kernel the header says wrote the image,
+ * else -EXDEV. */
+int hib_header_kernel_check(const struct hib_header *h, const struct utsname *kernel);
+
+/*
+ * The signature tail of the image whose sealed header @h is at byte
+ * @header_offset: the image id and time from the header, the checksum of its
+ * page, the signature it replaces from @orig_page. Sealed.
+ */
+void hib_tail_build(struct hib_sig_tail *t, const struct hib_header *h, uint64_t header_offset,
+		    const uint8_t orig_page[HIB_PAGE_SIZE]);
+
+/*
+ * Page @index of the map chain of the @n extents @ext (HIB_MAP_ENTRIES a page,
+ * in order), pointing at the next page at @next_offset (0: the last). Sealed
+ * with @image_id.
+ */
+void hib_map_page_build(struct hib_map_page *m, uint64_t image_id, const struct hib_extent *ext,
+			size_t n, uint32_t index, uint64_t next_offset);
+
+/* The report of the image whose header is @h, loaded at @loaded_unix in
+ * @load_ms by @load_threads threads. Sealed. */
+void hib_report_build(struct hib_report *r, const struct hib_header *h, uint64_t loaded_unix,
+		      uint64_t load_ms, uint32_t load_threads);
 
 #endif

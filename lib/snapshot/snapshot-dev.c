@@ -234,6 +234,7 @@ int hib_snapshot_open_dev(const char *path, enum hib_snapshot_mode mode, struct 
 	}
 	d->base.ops = &dev_ops;
 	d->base.mode = mode;
+	d->base.caps = HIB_SNAP_CAP_FREEZES_SYSTEM;
 	d->fd = fd;
 	*ret = &d->base;
 	return 0;

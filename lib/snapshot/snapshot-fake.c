@@ -310,7 +310,7 @@ int hib_snapshot_fake_new(const struct hib_fake_params *p, enum hib_snapshot_mod
 	if (!f)
 		return -ENOMEM;
 	f->base.ops = &fake_ops;
-	f->base.is_fake = 1;
+	f->base.caps = HIB_SNAP_CAP_RETURNS;
 	f->p = *p;
 	f->meta_pages = MAX(1, p->stream_pages / 512);
 	if (f->meta_pages >= p->stream_pages)

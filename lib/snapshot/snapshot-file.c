@@ -176,7 +176,7 @@ int hib_snapshot_file_new(const char *path, enum hib_snapshot_mode mode, uint64_
 		return -ENOMEM;
 	f->base.ops = &sf_ops;
 	f->base.mode = mode;
-	f->base.is_fake = 1;
+	f->base.caps = HIB_SNAP_CAP_RETURNS;
 	f->fd = -1;
 	f->swap_pages = swap_pages;
 	if (mode == HIB_SNAP_HIBERNATE) {

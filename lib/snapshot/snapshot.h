@@ -7,6 +7,7 @@
 #ifndef HIB_SNAPSHOT_H
 #define HIB_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -37,11 +38,31 @@ struct hib_snapshot_ops {
 	void (*close)(struct hib_snapshot *s);
 };
 
+/* What a snapshot device is, as far as the engine must know (hib_snapshot.caps). */
+enum hib_snapshot_cap {
+	/*
+	 * It freezes this system, and its image is this system's memory: the
+	 * engine locks its own memory while it runs, stops the other processes
+	 * for a test cycle, asks /proc/swaps whether the target is active, and
+	 * records the mounted filesystems' state and checks it and the kernel's
+	 * identity before a restore. A device that freezes nothing real (the
+	 * fake, the file-backed one) makes none of that about its image.
+	 */
+	HIB_SNAP_CAP_FREEZES_SYSTEM = 1u << 0,
+	/* A successful atomic_restore or power_off returns; the kernel's does not
+	 * (the machine is off, or runs the restored image). */
+	HIB_SNAP_CAP_RETURNS = 1u << 1,
+};
+
 struct hib_snapshot {
 	const struct hib_snapshot_ops *ops;
 	enum hib_snapshot_mode mode;
-	/* Only the fake returns from a successful atomic_restore / power_off. */
-	int is_fake;
+	unsigned caps;             /* enum hib_snapshot_cap */
 };
+
+static inline bool hib_snapshot_can(const struct hib_snapshot *s, enum hib_snapshot_cap cap)
+{
+	return (s->caps & cap) != 0;
+}
 
 #endif

@@ -367,6 +367,7 @@ static struct fuzz_resume_out fuzz_resume_path(const char *path, const struct fu
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_resume_outcome outcome = 0;
 
 	fp.stream_pages = (uint64_t)((int64_t)fp.stream_pages + k->stream_delta);
 	out.fake_pages = fp.stream_pages;
@@ -393,7 +394,8 @@ static struct fuzz_resume_out fuzz_resume_path(const char *path, const struct fu
 		}
 	}
 	memset(&out.stats, 0xa5, sizeof(out.stats));
-	out.res.r = hib_resume(t, snap, &o, &out.stats);
+	out.res.r = hib_resume(t, snap, &o, &outcome, &out.stats);
+	out.res.r = cycle_result(out.res.r, outcome);
 	if (snap)
 		hib_snapshot_fake_result(snap, &out.res.pages_ok, &out.res.complete,
 					 &out.res.restored, &out.res.frozen);
@@ -446,6 +448,7 @@ static uint8_t *fuzz_make_image(const struct fuzz_base *b, size_t *ret_size)
 	uint8_t *img = malloc(size);
 	struct hib_sig_tail *tail;
 	struct resume_result res;
+	enum hib_suspend_outcome outcome = 0;
 	int r;
 
 	if (!img || !L)
@@ -471,7 +474,8 @@ static uint8_t *fuzz_make_image(const struct fuzz_base *b, size_t *ret_size)
 	if (r == 0)
 		r = hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap);
 	if (r == 0)
-		r = hib_suspend(t, snap, &o, NULL);
+		r = hib_suspend(t, snap, &o, &outcome, NULL);
+	r = cycle_result(r, outcome);
 	alarm(0);
 	signal(SIGALRM, SIG_DFL);
 	unsetenv("HIBERNATE_NO_URING");

@@ -24,7 +24,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* What the engine (engine_image_load, reader_main, hib_resume) takes for granted. */
+/* What the engine (image_load, reader_main, hib_resume) takes for granted. */
 static void check_valid(const struct hib_header *h)
 {
 	uint64_t blocks;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The extent map: hib_map_page_check on a chain of map pages (as they are,
- * and resealed so the field checks run), then what engine_image_load does
+ * and resealed so the field checks run), then what image_load does
  * with the pages that pass: extmap_add, extmap_index, extmap_lookup and
  * extmap_check_bounds, each compared with a naive model over the extents as
  * they were listed (before extmap_add merged neighbours).

@@ -222,10 +222,19 @@ static inline struct hib_fake_params fake_params(uint64_t seed, uint64_t stream_
 }
 
 /*
+ * What a cycle came to, as one number for assertions: the -errno hib_suspend
+ * or hib_resume returned, else the outcome it gave (outcomes are all > 0).
+ */
+static inline int cycle_result(int r, int outcome)
+{
+	return r < 0 ? r : outcome;
+}
+
+/*
  * Hibernate through a fake built from @fp into the swap file at @path,
- * powerdown NONE. Returns what hib_suspend returned (or a negative errno from
- * opening the target or the fake); @ret_frozen (may be NULL) says whether the
- * fake was left frozen; @ret_stats may be NULL.
+ * powerdown NONE. Returns what hib_suspend came to (cycle_result(), or a
+ * negative errno from opening the target or the fake); @ret_frozen (may be
+ * NULL) says whether the fake was left frozen; @ret_stats may be NULL.
  */
 static inline int write_image(const char *path, const struct hib_fake_params *fp,
 			      enum hib_codec_choice codec, unsigned threads,
@@ -234,6 +243,7 @@ static inline int write_image(const char *path, const struct hib_fake_params *fp
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_suspend_outcome outcome = 0;
 	bool frozen = true;
 	int r;
 
@@ -249,7 +259,8 @@ static inline int write_image(const char *path, const struct hib_fake_params *fp
 		hib_target_close(t);
 		return r;
 	}
-	r = hib_suspend(t, snap, &o, ret_stats);
+	r = hib_suspend(t, snap, &o, &outcome, ret_stats);
+	r = cycle_result(r, outcome);
 	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
 	if (ret_frozen)
 		*ret_frozen = frozen;
@@ -260,7 +271,7 @@ static inline int write_image(const char *path, const struct hib_fake_params *fp
 
 /* What a fake resume saw. */
 struct resume_result {
-	int r;
+	int r;                   /* what hib_resume came to (cycle_result) */
 	uint64_t pages_ok;
 	bool complete, restored, frozen;
 };
@@ -273,6 +284,7 @@ static inline struct resume_result resume_image(const char *path, const struct h
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_resume_outcome outcome = 0;
 
 	hib_options_init(&o);
 	o.threads = threads;
@@ -285,7 +297,8 @@ static inline struct resume_result resume_image(const char *path, const struct h
 		hib_target_close(t);
 		return res;
 	}
-	res.r = hib_resume(t, snap, &o, NULL);
+	res.r = hib_resume(t, snap, &o, &outcome, NULL);
+	res.r = cycle_result(res.r, outcome);
 	hib_snapshot_fake_result(snap, &res.pages_ok, &res.complete, &res.restored, &res.frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);

@@ -69,6 +69,7 @@ static void resume_seed(const char *seed, bool encrypted)
 	struct hib_snapshot *snap = NULL;
 	struct hib_image_info info;
 	struct hib_options o;
+	enum hib_resume_outcome outcome = 0;
 	char path[PATH_MAX];
 	uint64_t pages_ok = 0;
 	bool complete = false, restored = false, frozen = true;
@@ -86,7 +87,8 @@ static void resume_seed(const char *seed, bool encrypted)
 	if (encrypted)
 		o.ask_secret = ask_keyfile;
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_RESUME, &snap), 0);
-	assert_int_equal(hib_resume(t, snap, &o, NULL), HIB_RESUME_RESTORED);
+	assert_int_equal(hib_resume(t, snap, &o, &outcome, NULL), 0);
+	assert_int_equal(outcome, HIB_RESUME_RESTORED);
 	hib_snapshot_fake_result(snap, &pages_ok, &complete, &restored, &frozen);
 	assert_true(complete);
 	assert_true(restored);

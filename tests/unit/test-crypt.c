@@ -90,6 +90,7 @@ static void hibernate(struct fx *f, const struct hib_secret *s, enum hib_codec_c
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_suspend_outcome written = 0;
 
 	hib_options_init(&o);
 	o.codec = codec;
@@ -98,18 +99,20 @@ static void hibernate(struct fx *f, const struct hib_secret *s, enum hib_codec_c
 	o.secret = s;
 	assert_int_equal(hib_target_open(f->path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&f->fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	assert_int_equal(hib_suspend(t, snap, &o, NULL), HIB_SUSPEND_WRITTEN);
+	assert_int_equal(hib_suspend(t, snap, &o, &written, NULL), 0);
+	assert_int_equal(written, HIB_SUSPEND_WRITTEN);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
 }
 
-/* Resume with @a answering; returns hib_resume's result, *ret_ok the pages
- * the fake accepted. */
+/* Resume with @a answering; returns what hib_resume came to (cycle_result),
+ * *ret_restored whether the fake restored it. */
 static int resume(struct fx *f, struct asker *a, bool *ret_restored)
 {
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_resume_outcome outcome = 0;
 	bool restored = false, complete = false;
 	int r;
 
@@ -119,7 +122,8 @@ static int resume(struct fx *f, struct asker *a, bool *ret_restored)
 	o.ask_secret_userdata = a;
 	assert_int_equal(hib_target_open(f->path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&f->fp, HIB_SNAP_RESUME, &snap), 0);
-	r = hib_resume(t, snap, &o, NULL);
+	r = hib_resume(t, snap, &o, &outcome, NULL);
+	r = cycle_result(r, outcome);
 	hib_snapshot_fake_result(snap, NULL, &complete, &restored, NULL);
 	if (restored)
 		assert_true(complete);

@@ -123,7 +123,7 @@ static void suspend_refuses(void **state)
 	o.threads = 2;
 	assert_int_equal(hib_target_open(path, 0, c->kind != R_READ_ONLY, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	r = hib_suspend(t, snap, &o, NULL);
+	r = hib_suspend(t, snap, &o, NULL, NULL);
 	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
@@ -153,9 +153,9 @@ static void suspend_rejects_bad_block_size(void **state)
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
 	o.block_bytes = 4096 + 512;
-	assert_int_equal(hib_suspend(t, snap, &o, NULL), -EINVAL);
+	assert_int_equal(hib_suspend(t, snap, &o, NULL, NULL), -EINVAL);
 	o.block_bytes = 32u << 20;
-	assert_int_equal(hib_suspend(t, snap, &o, NULL), -EINVAL);
+	assert_int_equal(hib_suspend(t, snap, &o, NULL, NULL), -EINVAL);
 	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
 	assert_false(frozen);
 	hib_snapshot_close(snap);
@@ -348,7 +348,7 @@ struct pristine {
 	uint8_t image_page0[TEST_PAGE];
 	uint8_t header_page[TEST_PAGE]; /* resume wipes it when it discards the image */
 	uint64_t hash;
-	struct engine_image img;
+	struct image img;
 	uint64_t map_off[64];
 	uint32_t map_pages;
 	struct blockinfo *blocks;
@@ -361,7 +361,7 @@ static void pristine_drop(struct pristine *p)
 {
 	if (p->path[0])
 		unlink(p->path);
-	engine_image_free(&p->img);
+	image_free(&p->img);
 	free(p->blocks);
 	memset(p, 0, sizeof(*p));
 }
@@ -396,7 +396,7 @@ static struct pristine *pristine_get(size_t i)
 	p->hash = hash_file(p->path);
 
 	assert_int_equal(hib_target_open(p->path, 0, false, &t), 0);
-	assert_int_equal(engine_image_load(t, &p->img), 0);
+	assert_int_equal(image_load(t, &p->img), 0);
 	/* The map chain, page by page. */
 	next = p->img.hdr->map_offset;
 	p->map_pages = p->img.hdr->map_pages;
@@ -783,7 +783,7 @@ static void resume_without_snapshot_discards(void **state)
 
 	(void)state;
 	assert_int_equal(hib_target_open(p->path, 0, true, &t), 0);
-	r = hib_resume(t, NULL, NULL, NULL);
+	r = hib_resume(t, NULL, NULL, NULL, NULL);
 	hib_target_close(t);
 	read_page0(p->path, page0);
 	restore_pristine(p, 0);
@@ -803,7 +803,7 @@ static void resume_read_only_target_refused(void **state)
 	(void)state;
 	assert_int_equal(hib_target_open(p->path, 0, false, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&p->fp, HIB_SNAP_RESUME, &snap), 0);
-	r = hib_resume(t, snap, NULL, NULL);
+	r = hib_resume(t, snap, NULL, NULL, NULL);
 	hib_snapshot_fake_result(snap, NULL, NULL, &restored, NULL);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
@@ -946,9 +946,9 @@ static void resume_leaves_report_for_resumed_system(void **state)
 	res = resume_image(path, &fp, 2);
 	assert_int_equal(res.r, HIB_RESUME_RESTORED);
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
-	assert_int_equal(engine_report_take(t, tail.header_offset, tail.image_id ^ 1, &rep),
+	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id ^ 1, &rep),
 			 -ENOENT);
-	assert_int_equal(engine_report_take(t, tail.header_offset, tail.image_id, &rep), 0);
+	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id, &rep), 0);
 	assert_int_equal(rep.image_id, tail.image_id);
 	assert_int_equal(rep.stream_bytes, 400 * TEST_PAGE);
 	assert_true(rep.stored_bytes > 0 && rep.stored_bytes < rep.stream_bytes);
@@ -956,7 +956,7 @@ static void resume_leaves_report_for_resumed_system(void **state)
 	assert_int_equal(rep.write_threads, 2);
 	assert_true(rep.loaded_unix >= rep.created_unix);
 	/* Taken once: the page is zeros now. */
-	assert_int_equal(engine_report_take(t, tail.header_offset, tail.image_id, &rep), -ENOENT);
+	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id, &rep), -ENOENT);
 	hib_target_close(t);
 	unlink(path);
 }
@@ -985,6 +985,7 @@ static void suspend_cancelled_midway(void **state)
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_suspend_outcome outcome = 0;
 	bool frozen = true;
 	int r;
 
@@ -997,11 +998,13 @@ static void suspend_cancelled_midway(void **state)
 	o.cancel_userdata = &cs;
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	r = hib_suspend(t, snap, &o, NULL);
+	r = hib_suspend(t, snap, &o, &outcome, NULL);
 	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
-	assert_int_equal(r, -ECANCELED);
+	/* An outcome, not a failure: the caller tells the user, not "failed". */
+	assert_int_equal(r, 0);
+	assert_int_equal(outcome, HIB_SUSPEND_CANCELLED);
 	assert_int_equal(cs.polls, cs.cancel_at); /* asked while writing, and obeyed at once */
 	assert_false(frozen);
 	check_after_failed_suspend(path, page0, &fp);
@@ -1017,6 +1020,7 @@ static void suspend_cancel_never_fires(void **state)
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
+	enum hib_suspend_outcome written = 0;
 	struct resume_result res;
 
 	(void)state;
@@ -1028,7 +1032,8 @@ static void suspend_cancel_never_fires(void **state)
 	o.cancel_userdata = &cs;
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	assert_int_equal(hib_suspend(t, snap, &o, NULL), HIB_SUSPEND_WRITTEN);
+	assert_int_equal(hib_suspend(t, snap, &o, &written, NULL), 0);
+	assert_int_equal(written, HIB_SUSPEND_WRITTEN);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
 	assert_true(cs.polls > 1);
@@ -1038,17 +1043,20 @@ static void suspend_cancel_never_fires(void **state)
 	unlink(path);
 }
 
-/* Hibernate with options @o (powerdown and all) through a fake; returns its result. */
+/* Hibernate with options @o (powerdown and all) through a fake; returns what it
+ * came to (cycle_result). */
 static int suspend_with(const char *path, const struct hib_fake_params *fp,
 			const struct hib_options *o, bool *ret_frozen)
 {
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
+	enum hib_suspend_outcome outcome = 0;
 	int r;
 
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	r = hib_suspend(t, snap, o, NULL);
+	r = hib_suspend(t, snap, o, &outcome, NULL);
+	r = cycle_result(r, outcome);
 	hib_snapshot_fake_result(snap, NULL, NULL, NULL, ret_frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
@@ -1262,6 +1270,48 @@ static void stats_agree_with_image_info(void **state)
 	unlink(path);
 }
 
+/* A failed cycle writes neither its outcome nor its stats (include/hibernate.h:
+ * output parameters only on success). */
+static void failed_cycle_leaves_outputs_alone(void **state)
+{
+	struct hib_fake_params fp = fake_params(SEED + 25, 300, 700, 0);
+	char path[PATH_MAX];
+	struct hib_target *t = NULL;
+	struct hib_snapshot *snap = NULL;
+	struct hib_options o;
+	struct hib_stats st, untouched;
+	enum hib_suspend_outcome written = (enum hib_suspend_outcome)77;
+	enum hib_resume_outcome resumed = (enum hib_resume_outcome)77;
+
+	(void)state;
+	new_swap(path, "outputs", fp.swap_pages);
+	memset(&untouched, 0xa5, sizeof(untouched));
+	hib_options_init(&o);
+	o.powerdown = HIB_POWERDOWN_NONE;
+	fp.fail_read_at = 100;
+	st = untouched;
+	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
+	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
+	assert_int_equal(hib_suspend(t, snap, &o, &written, &st), -EIO);
+	hib_snapshot_close(snap);
+	assert_int_equal(written, 77);
+	assert_memory_equal(&st, &untouched, sizeof(st));
+
+	fp.fail_read_at = -1;
+	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
+	assert_int_equal(hib_suspend(t, snap, &o, &written, NULL), 0);
+	assert_int_equal(written, HIB_SUSPEND_WRITTEN);
+	hib_snapshot_close(snap);
+	fp.fail_write_at = 10;
+	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_RESUME, &snap), 0);
+	assert_int_equal(hib_resume(t, snap, &o, &resumed, &st), -EIO);
+	hib_snapshot_close(snap);
+	hib_target_close(t);
+	assert_int_equal(resumed, 77);
+	assert_memory_equal(&st, &untouched, sizeof(st));
+	unlink(path);
+}
+
 /* ---- a real block device --------------------------------------------------- */
 
 struct loopdev {
@@ -1411,6 +1461,7 @@ int main(void)
 	    NAMED(invalidate_foreign_writes_nothing),
 	    NAMED(invalidate_damaged_image),
 	    NAMED(stats_agree_with_image_info),
+	    NAMED(failed_cycle_leaves_outputs_alone),
 	    {.name = "suspend_cancelled_midway_1_thread",
 	     .test_func = suspend_cancelled_midway,
 	     .initial_state = (void *)1},

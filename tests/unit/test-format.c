@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include <cmocka.h>
+#include <xxhash.h>
 
 #include "format/format.h"
 #include "helpers.h"
@@ -680,6 +682,167 @@ static void block_pages_rounding(void **state)
 	assert_int_equal(hib_block_pages(0), 1);
 }
 
+/* ---- builders: the bytes a writer lays down ------------------------------ */
+
+/*
+ * The builders over fixed inputs give exactly the bytes the writer gave
+ * before they existed (XXH3-64 of each page, taken from that code with the
+ * same inputs): an image written before resumes after, and after before.
+ */
+#define PIN_ID	    0x0123456789abcdefull
+#define PIN_HDR_OFF 4096ull
+#define PIN_EXTENTS 300u
+
+static const uint64_t pinned_map_offs[2] = {77ull * HIB_PAGE_SIZE, 78ull * HIB_PAGE_SIZE};
+
+static void pin_kernel(struct utsname *u)
+{
+	memset(u, 0, sizeof(*u));
+	strcpy(u->release, "6.12.0-test");
+	strcpy(u->version, "#1 SMP PREEMPT_DYNAMIC Debian 6.12.1-1 (2024-11-22)");
+	strcpy(u->machine, "x86_64");
+}
+
+static void pin_orig_page(uint8_t *page)
+{
+	for (unsigned i = 0; i < HIB_PAGE_SIZE; i++)
+		page[i] = (uint8_t)(i * 13 + 5);
+	memcpy(page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_SWAP_SIG, HIB_SIG_LEN);
+}
+
+/* The header as the writer leaves it: initialised, filled in after the write, sealed. */
+static void pin_header(struct hib_header *h, const uint8_t *orig_page, bool sealed)
+{
+	struct utsname u;
+
+	pin_kernel(&u);
+	hib_header_init(h, PIN_ID, 1700000000, HIB_CODEC_ZSTD, 3, 256 * 1024, &u, orig_page);
+	if (!sealed)
+		return;
+	h->flags |= HIB_HFLAG_PLATFORM;
+	h->stat_snapshot_ms = 1234;
+	h->stream_bytes = 1000ull * HIB_PAGE_SIZE;
+	h->stream_xxh3 = 0x1122334455667788ull;
+	h->nr_blocks = 16;
+	h->data_pages = 600;
+	h->map_extents = PIN_EXTENTS;
+	h->stat_stored_bytes = 600ull * HIB_PAGE_SIZE;
+	h->stat_threads = 4;
+	h->map_offset = pinned_map_offs[0];
+	h->map_pages = 2;
+	h->stat_write_ms = 5678;
+	hib_header_seal(h);
+}
+
+static void header_init_gives_the_same_bytes(void **state)
+{
+	uint8_t orig[HIB_PAGE_SIZE];
+	struct hib_header h;
+
+	(void)state;
+	pin_orig_page(orig);
+	pin_header(&h, orig, false);
+	assert_int_equal(XXH3_64bits(&h, sizeof(h)), 0x4e10e2d881258fa0ull);
+	assert_memory_equal(h.orig_tail, orig + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE,
+			    HIB_SIG_TAIL_SIZE);
+	pin_header(&h, orig, true);
+	assert_int_equal(XXH3_64bits(&h, sizeof(h)), 0xb873a6b86cb785a1ull);
+	assert_int_equal(hib_header_check(&h, PIN_ID, hib_header_xxh3(&h)), 0);
+}
+
+static void tail_build_gives_the_same_bytes(void **state)
+{
+	uint8_t orig[HIB_PAGE_SIZE];
+	struct hib_header h;
+	struct hib_sig_tail t;
+
+	(void)state;
+	pin_orig_page(orig);
+	pin_header(&h, orig, true);
+	hib_tail_build(&t, &h, PIN_HDR_OFF, orig);
+	assert_int_equal(XXH3_64bits(&t, sizeof(t)), 0xc8fba86441604063ull);
+	assert_int_equal(hib_tail_check(&t), 0);
+	assert_int_equal(t.header_xxh3, hib_header_xxh3(&h));
+}
+
+static void map_page_build_gives_the_same_bytes(void **state)
+{
+	static const uint64_t want[2] = {0x381ac4495c11e1e5ull, 0xc364469808376b43ull};
+	struct hib_extent ext[PIN_EXTENTS];
+	struct hib_map_page m;
+
+	(void)state;
+	for (unsigned i = 0; i < PIN_EXTENTS; i++)
+		ext[i] = (struct hib_extent){.offset = (100ull + 3 * i) * HIB_PAGE_SIZE,
+					     .pages = 2};
+	for (uint32_t i = 0; i < 2; i++) {
+		uint64_t next = i + 1 < 2 ? pinned_map_offs[i + 1] : 0;
+
+		hib_map_page_build(&m, PIN_ID, ext, PIN_EXTENTS, i, next);
+		assert_int_equal(XXH3_64bits(&m, sizeof(m)), want[i]);
+		assert_int_equal(hib_map_page_check(&m, PIN_ID, i), 0);
+	}
+	assert_int_equal(m.count, PIN_EXTENTS - HIB_MAP_ENTRIES);
+}
+
+static void report_build_gives_the_same_bytes(void **state)
+{
+	uint8_t orig[HIB_PAGE_SIZE];
+	struct hib_header h;
+	struct hib_report r;
+
+	(void)state;
+	pin_orig_page(orig);
+	pin_header(&h, orig, true);
+	hib_report_build(&r, &h, 1700000100, 4321, 2);
+	assert_int_equal(XXH3_64bits(&r, sizeof(r)), 0x6d6ee321ade99a61ull);
+	assert_int_equal(hib_report_check(&r, PIN_ID), 0);
+	assert_int_equal(hib_report_check(&r, PIN_ID ^ 1), -ENOENT);
+	r.load_ms++;
+	assert_int_equal(hib_report_check(&r, PIN_ID), -ENOENT);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(hib_report_check(&r, 0), -ENOENT);
+}
+
+/* Only the kernel that wrote the image, byte for byte, may restore it. */
+static void header_kernel_check(void **state)
+{
+	uint8_t orig[HIB_PAGE_SIZE];
+	struct hib_header h;
+	struct utsname u;
+
+	(void)state;
+	pin_orig_page(orig);
+	pin_header(&h, orig, true);
+	pin_kernel(&u);
+	assert_int_equal(hib_header_kernel_check(&h, &u), 0);
+	u.version[1] = '2';
+	assert_int_equal(hib_header_kernel_check(&h, &u), -EXDEV);
+	pin_kernel(&u);
+	strcpy(u.release, "6.12.0-tes");
+	assert_int_equal(hib_header_kernel_check(&h, &u), -EXDEV);
+	pin_kernel(&u);
+	strcpy(u.machine, "aarch64");
+	assert_int_equal(hib_header_kernel_check(&h, &u), -EXDEV);
+}
+
+/* A streaming state that held anything before hashes as a fresh one. */
+static void xxh3_reset_ignores_old_state(void **state)
+{
+	static const char data[] = "the blocks' raw_xxh3, in order";
+	XXH3_state_t st;
+
+	(void)state;
+	memset(&st, 0xa5, sizeof(st));
+	hib_xxh3_reset(&st, PIN_ID);
+	XXH3_64bits_update(&st, data, sizeof(data));
+	assert_int_equal(XXH3_64bits_digest(&st), XXH3_64bits_withSeed(data, sizeof(data), PIN_ID));
+	hib_xxh3_reset(&st, PIN_ID + 1);
+	XXH3_64bits_update(&st, data, sizeof(data));
+	assert_int_equal(XXH3_64bits_digest(&st),
+			 XXH3_64bits_withSeed(data, sizeof(data), PIN_ID + 1));
+}
+
 #define NAMED(fn)                                                                                  \
 	{                                                                                          \
 		.name = #fn, .test_func = fn                                                       \
@@ -688,7 +851,7 @@ static void block_pages_rounding(void **state)
 int main(void)
 {
 	enum {
-		N_FIXED = 13,
+		N_FIXED = 19,
 		N_HDR = sizeof(header_cases) / sizeof(header_cases[0]),
 		N_MAP = sizeof(map_cases) / sizeof(map_cases[0]),
 		N_BLK = sizeof(block_cases) / sizeof(block_cases[0]),
@@ -708,6 +871,12 @@ int main(void)
 	    NAMED(block_header_round_trip),
 	    NAMED(block_every_bit_flip_rejected),
 	    NAMED(block_pages_rounding),
+	    NAMED(header_init_gives_the_same_bytes),
+	    NAMED(tail_build_gives_the_same_bytes),
+	    NAMED(map_page_build_gives_the_same_bytes),
+	    NAMED(report_build_gives_the_same_bytes),
+	    NAMED(header_kernel_check),
+	    NAMED(xxh3_reset_ignores_old_state),
 	};
 	size_t n = 0;
 

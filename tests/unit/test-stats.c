@@ -74,12 +74,19 @@ static int run_side(struct fx *f, enum hib_snapshot_mode mode, struct hib_stats 
 {
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
+	enum hib_suspend_outcome so = 0;
+	enum hib_resume_outcome ro = 0;
 	int r;
 
 	assert_int_equal(hib_target_open(f->path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&f->fp, mode, &snap), 0);
-	r = mode == HIB_SNAP_HIBERNATE ? hib_suspend(t, snap, &f->o, ret_stats)
-				       : hib_resume(t, snap, &f->o, ret_stats);
+	if (mode == HIB_SNAP_HIBERNATE) {
+		r = hib_suspend(t, snap, &f->o, &so, ret_stats);
+		r = cycle_result(r, (int)so);
+	} else {
+		r = hib_resume(t, snap, &f->o, &ro, ret_stats);
+		r = cycle_result(r, (int)ro);
+	}
 	hib_snapshot_close(snap);
 	hib_target_close(t);
 	return r;
