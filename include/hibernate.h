@@ -192,6 +192,16 @@ enum hib_powerdown {
 				       see HIB_SUSPEND_TEST_WRITTEN */
 };
 
+/*
+ * How the image's blocks move between memory and the target.
+ * HIB_IO_AUTO: io_uring, a bounded queue of reads and writes in flight;
+ *     where io_uring is unavailable (old kernel, disabled by sysctl,
+ *     seccomp) the same as HIB_IO_SYNC, said at loglevel 5.
+ * HIB_IO_SYNC: plain pread/pwrite, one at a time. Adaptive compression is
+ *     then off: it tells a waiting disk by its queue.
+ */
+enum hib_io_mode { HIB_IO_AUTO = 0, HIB_IO_SYNC = 1 };
+
 /* The user's secret for an encrypted image. */
 enum hib_secret_kind { HIB_SECRET_PASSPHRASE = 1, HIB_SECRET_KEYFILE = 2 };
 struct hib_secret {
