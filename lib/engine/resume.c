@@ -61,12 +61,14 @@ static void *reader_main(void *arg)
 	struct resume_ctx *rc = arg;
 	const struct hib_header *hdr = rc->img.hdr;
 	struct hib_pipeline *p = rc->ep.pipe;
-	_cleanup_(readahead_freep) struct hib_readahead *ra = NULL;
+	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
 	uint64_t lp = 0, stream_off = 0;
 	int r;
 
-	r = readahead_new(rc->t, &rc->img.map, 0, rc->img.map.pages, RESUME_RA_CHUNK_PAGES,
-			  RESUME_RA_DEPTH, !getenv("HIBERNATE_NO_URING"), &ra);
+	r = hib_readahead_new(rc->t, RESUME_RA_CHUNK_PAGES, RESUME_RA_DEPTH,
+			      getenv("HIBERNATE_NO_URING") ? HIB_IO_SYNC : HIB_IO_AUTO, &ra);
+	if (r == 0)
+		r = hib_readahead_start(ra, &rc->img.map, 0, rc->img.map.pages);
 	if (r < 0) {
 		struct hib_job *job = pipeline_next_free(p);
 
@@ -75,8 +77,9 @@ static void *reader_main(void *arg)
 			reader_fail(rc, job, r);
 		return NULL;
 	}
-	log_debug("reading with %s, %llu KiB ahead", readahead_is_uring(ra) ? "io_uring" : "pread",
-		  (unsigned long long)(readahead_buffer_bytes(ra) >> 10));
+	log_debug("reading with %s, %llu KiB ahead",
+		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
+		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10));
 	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
 		struct hib_job *job = pipeline_next_free(p);
 		uint64_t at = lp;
