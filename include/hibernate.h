@@ -236,6 +236,8 @@ struct hib_options {
 	/* Compress every block; by default (false) blocks are stored raw while the
 	 * disk waits for the codec, so compression never makes hibernating slower. */
 	bool no_adaptive;
+	/* Writing and reading the image: see enum hib_io_mode (default AUTO). */
+	enum hib_io_mode io_mode;
 	/* Turn on the swap area for the cycle if it is not active, off again after. */
 	bool auto_swapon;
 	/* Hibernate: encrypt the image with this secret (NULL: not encrypted). */
@@ -250,7 +252,8 @@ struct hib_options {
 	bool keep_on_kernel_mismatch;
 };
 
-/* Defaults: lz4, one worker per CPU, kernel's image size, shutdown. */
+/* Defaults: lz4, one worker per CPU, kernel's image size, shutdown, io_uring where
+ * available. */
 void hib_options_init(struct hib_options *o);
 int hib_codec_parse(const char *text, enum hib_codec_choice *ret_codec, int *ret_level);
 const char *hib_codec_name(unsigned codec);

@@ -30,6 +30,7 @@ struct resume_ctx {
 	struct engine_pipe ep;
 	int reader_err;
 	uint64_t snap_ns;          /* time inside /dev/snapshot's write() */
+	enum hib_io_mode io_mode;  /* the options', for the reader */
 };
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
@@ -65,8 +66,7 @@ static void *reader_main(void *arg)
 	uint64_t lp = 0, stream_off = 0;
 	int r;
 
-	r = hib_readahead_new(rc->t, RESUME_RA_CHUNK_PAGES, RESUME_RA_DEPTH,
-			      getenv("HIBERNATE_NO_URING") ? HIB_IO_SYNC : HIB_IO_AUTO, &ra);
+	r = hib_readahead_new(rc->t, RESUME_RA_CHUNK_PAGES, RESUME_RA_DEPTH, rc->io_mode, &ra);
 	if (r == 0)
 		r = hib_readahead_start(ra, &rc->img.map, 0, rc->img.map.pages);
 	if (r < 0) {
@@ -255,6 +255,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		hib_options_init(&defaults);
 		o = &defaults;
 	}
+	rc.io_mode = o->io_mode;
 	r = engine_image_load(t, &rc.img);
 	if (r == -ENOENT)
 		return HIB_RESUME_NO_IMAGE;

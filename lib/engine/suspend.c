@@ -397,8 +397,7 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 	 * secret: a stack state must be initialised or the hash is wrong at random. */
 	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, sc->image_id);
-	r = hib_readahead_new(sc->t, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH,
-			      getenv("HIBERNATE_NO_URING") ? HIB_IO_SYNC : HIB_IO_AUTO, &ra);
+	r = hib_readahead_new(sc->t, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH, sc->o->io_mode, &ra);
 	if (r == 0)
 		r = hib_readahead_start(ra, &sc->map, 0, sc->map.pages);
 	if (r < 0)
@@ -704,8 +703,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	}
 	sc.writer->sc = &sc;
 	/* Blocks may span several extents: room for a few writes each. */
-	r = hib_ioq_new(t->fd, HIB_WRITE_DEPTH * 4, getenv("HIBERNATE_NO_URING") ? HIB_IO_SYNC : HIB_IO_AUTO,
-			write_done, sc.writer, &sc.ioq);
+	r = hib_ioq_new(t->fd, HIB_WRITE_DEPTH * 4, o->io_mode, write_done, sc.writer, &sc.ioq);
 	if (r < 0) {
 		log_err(r, "setting up the writer failed: %m");
 		goto early_out;
