@@ -271,6 +271,16 @@ enum hib_powerdown {
 				       see HIB_SUSPEND_TEST_WRITTEN */
 };
 
+/*
+ * How the image's blocks move between memory and the target.
+ * HIB_IO_AUTO: io_uring, a bounded queue of reads and writes in flight;
+ *     where io_uring is unavailable (old kernel, disabled by sysctl,
+ *     seccomp) the same as HIB_IO_SYNC, said at loglevel 5.
+ * HIB_IO_SYNC: plain pread/pwrite, one at a time. Adaptive compression is
+ *     then off: it tells a waiting disk by its queue.
+ */
+enum hib_io_mode { HIB_IO_AUTO = 0, HIB_IO_SYNC = 1 };
+
 /* The user's secret for an encrypted image. */
 enum hib_secret_kind { HIB_SECRET_PASSPHRASE = 1, HIB_SECRET_KEYFILE = 2 };
 struct hib_secret {
@@ -305,6 +315,8 @@ struct hib_options {
 	/* Compress every block; by default (false) blocks are stored raw while the
 	 * disk waits for the codec, so compression never makes hibernating slower. */
 	bool no_adaptive;
+	/* Writing and reading the image: see enum hib_io_mode (default AUTO). */
+	enum hib_io_mode io_mode;
 	/* Turn on the swap area for the cycle if it is not active, off again after. */
 	bool auto_swapon;
 	/* Hibernate: encrypt the image with this secret (NULL: not encrypted). */
@@ -323,7 +335,8 @@ struct hib_options {
 	void *stats_userdata;
 };
 
-/* Defaults: lz4, one worker per CPU, kernel's image size, shutdown. */
+/* Defaults: lz4, one worker per CPU, kernel's image size, shutdown, io_uring where
+ * available. */
 void hib_options_init(struct hib_options *o);
 int hib_codec_parse(const char *text, enum hib_codec_choice *ret_codec, int *ret_level);
 /* The name of a codec choice, or of a header's codec (hib_image_info's codec). */

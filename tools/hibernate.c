@@ -1209,6 +1209,9 @@ int main(int argc, char **argv)
 	ctl.progress_tty = isatty(STDERR_FILENO);
 	ctl.kmsg_fd = -1;
 	parse_args(argc, argv);
+	/* The old switch to plain pread/pwrite, until it is a declared option. */
+	if (getenv("HIBERNATE_NO_URING"))
+		ctl.cfg.opts.io_mode = HIB_IO_SYNC;
 	/* The cycle's messages belong in the kernel log; queries need not go there. */
 	if (commands[ctl.cmd].kmsg)
 		ctl.kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);

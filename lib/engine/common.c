@@ -62,7 +62,7 @@ int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t blo
 
 	if (*lp >= map_pages)
 		return -EBADMSG;
-	r = readahead_copy(ra, *lp, rec, 1);
+	r = hib_readahead_copy(ra, *lp, rec, 1);
 	if (r < 0)
 		return r;
 	r = hib_block_hdr_check(b, i, block_bytes);
@@ -74,7 +74,7 @@ int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t blo
 	if (*lp + pages > map_pages)
 		return -EBADMSG;
 	if (pages > 1) {
-		r = readahead_copy(ra, *lp + 1, (uint8_t *)rec + HIB_PAGE_SIZE, pages - 1);
+		r = hib_readahead_copy(ra, *lp + 1, (uint8_t *)rec + HIB_PAGE_SIZE, pages - 1);
 		if (r < 0)
 			return r;
 	}

@@ -33,6 +33,7 @@ struct resume_ctx {
 	struct engine_pipe ep;
 	int reader_err;
 	uint64_t snap_ns;          /* time inside /dev/snapshot's write() */
+	enum hib_io_mode io_mode;  /* the options', for the reader */
 };
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
@@ -64,12 +65,13 @@ static void *reader_main(void *arg)
 	struct resume_ctx *rc = arg;
 	const struct hib_header *hdr = rc->img.hdr;
 	struct hib_pipeline *p = rc->ep.pipe;
-	_cleanup_(readahead_freep) struct hib_readahead *ra = NULL;
+	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
 	uint64_t lp = 0, stream_off = 0;
 	int r;
 
-	r = readahead_new(rc->t, &rc->img.map, 0, rc->img.map.pages, RESUME_RA_CHUNK_PAGES,
-			  RESUME_RA_DEPTH, !getenv("HIBERNATE_NO_URING"), &ra);
+	r = hib_readahead_new(rc->t, RESUME_RA_CHUNK_PAGES, RESUME_RA_DEPTH, rc->io_mode, &ra);
+	if (r == 0)
+		r = hib_readahead_start(ra, &rc->img.map, 0, rc->img.map.pages);
 	if (r < 0) {
 		struct hib_job *job = pipeline_next_free(p);
 
@@ -78,8 +80,9 @@ static void *reader_main(void *arg)
 			reader_fail(rc, job, r);
 		return NULL;
 	}
-	log_debug("reading with %s, %llu KiB ahead", readahead_is_uring(ra) ? "io_uring" : "pread",
-		  (unsigned long long)(readahead_buffer_bytes(ra) >> 10));
+	log_debug("reading with %s, %llu KiB ahead",
+		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
+		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10));
 	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
 		struct hib_job *job = pipeline_next_free(p);
 		uint64_t at = lp;
@@ -489,6 +492,7 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		hib_options_init(&defaults);
 		c.o = &defaults;
 	}
+	c.rc.io_mode = c.o->io_mode;
 	/* Phase after phase, until one fails or decides how the cycle ends. */
 	for (size_t i = 0; i < ARRAY_SIZE(phases) && r == 0 && !c.outcome; i++)
 		r = phases[i](&c);

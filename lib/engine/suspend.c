@@ -26,7 +26,7 @@
 #include <xxhash.h>
 
 #include "engine/adapt.h"
-#include "storage/aio.h"
+#include "storage/ioq.h"
 #include "pipeline/crypt.h"
 #include "engine/engine.h"
 
@@ -43,7 +43,7 @@ struct suspend_ctx {
 	int writer_err;
 	uint64_t written_stream;   /* progress, stream bytes already on disk */
 	uint8_t *key;              /* the data key of an encrypted image */
-	struct hib_aio *aio;       /* the writer's queue to the target */
+	struct hib_ioq *ioq;       /* the writer's queue to the target */
 	struct writer *writer;
 	uint64_t last_progress_ms;
 	/* Adaptive compression (adapt.h): workers ask it block by block; the
@@ -234,8 +234,8 @@ static int queue_block(struct writer *w, struct hib_job *job)
 			return r;
 		run = MIN(run, pages - done);
 		f->pending++;
-		r = aio_write(sc->aio, (const uint8_t *)job->out + done * HIB_PAGE_SIZE,
-			      run * HIB_PAGE_SIZE, off, slot);
+		r = hib_ioq_write(sc->ioq, (const uint8_t *)job->out + done * HIB_PAGE_SIZE,
+				  run * HIB_PAGE_SIZE, off, slot);
 		if (r < 0) {
 			f->pending--;
 			return log_err(r, "%s: queueing a write failed: %m", hib_target_path(sc->t));
@@ -264,7 +264,7 @@ static void *writer_main(void *arg)
 		/* Blocks held for their writes keep their slots: leave the reader two,
 		 * or it waits for a slot while we wait for its next block. */
 		while (w->count >= MIN(HIB_WRITE_DEPTH, pipeline_slots(p) - 2) && !w->err) {
-			r = aio_reap(sc->aio, true);
+			r = hib_ioq_reap(sc->ioq, true);
 			if (r < 0)
 				goto out;
 			retire(w, false);
@@ -277,7 +277,7 @@ static void *writer_main(void *arg)
 		 * the disk's busy time ends when its writes do (adaptive only:
 		 * it is what measures the disk). */
 		while (sc->adaptive && w->count > 0 && !w->err && !pipeline_done_ready(p)) {
-			r = aio_reap_timeout(sc->aio, 200);
+			r = hib_ioq_reap_timeout(sc->ioq, 200);
 			if (r < 0)
 				goto out;
 			retire(w, false);
@@ -298,13 +298,13 @@ static void *writer_main(void *arg)
 		r = queue_block(w, job);
 		if (r < 0)
 			goto out;
-		r = aio_reap(sc->aio, false);
+		r = hib_ioq_reap(sc->ioq, false);
 		if (r < 0)
 			goto out;
 		retire(w, false);
 	}
 out:
-	k = aio_drain(sc->aio);
+	k = hib_ioq_drain(sc->ioq);
 	if (r == 0)
 		r = k < 0 ? k : w->err;
 	retire(w, true);
@@ -389,7 +389,7 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 	uint32_t block_bytes = sc->ep.block_bytes;
 	_cleanup_(freep) uint8_t *rec = hib_alloc_pages(codec_record_bound(block_bytes));
 	_cleanup_(freep) uint8_t *out = hib_alloc_pages(block_bytes);
-	_cleanup_(readahead_freep) struct hib_readahead *ra = NULL;
+	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
 	XXH3_state_t st;
 	uint64_t lp = 0, stream = 0, t0 = hib_now_ms();
 	int r;
@@ -398,8 +398,9 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 	if (!rec || !out)
 		return -ENOMEM;
 	hib_xxh3_reset(&st, sc->image_id);
-	r = readahead_new(sc->t, &sc->map, 0, sc->map.pages, VERIFY_RA_CHUNK_PAGES,
-			  VERIFY_RA_DEPTH, !getenv("HIBERNATE_NO_URING"), &ra);
+	r = hib_readahead_new(sc->t, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH, sc->o->io_mode, &ra);
+	if (r == 0)
+		r = hib_readahead_start(ra, &sc->map, 0, sc->map.pages);
 	if (r < 0)
 		return log_err(r, "verify: setting up the reads failed: %m");
 	for (uint32_t i = 0; i < sc->nr_blocks; i++) {
@@ -621,20 +622,20 @@ static int prepare_buffers(struct cycle *c)
 		return -ENOMEM;
 	sc->writer->sc = sc;
 	/* Blocks may span several extents: room for a few writes each. */
-	r = aio_new(hib_target_fd(t), HIB_WRITE_DEPTH * 4, !getenv("HIBERNATE_NO_URING"), write_done,
-		    sc->writer, &sc->aio);
+	r = hib_ioq_new(hib_target_fd(t), HIB_WRITE_DEPTH * 4, sc->o->io_mode, write_done,
+			sc->writer, &sc->ioq);
 	if (r < 0)
 		return log_err(r, "setting up the writer failed: %m");
 	/* Adaptive needs worker threads (inline, the codec is the reader) and
 	 * asynchronous writes (a synchronous write hides the disk's rate). */
 	sc->adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc->ep.workers > 0 &&
-		       aio_is_uring(sc->aio);
+		       hib_ioq_is_uring(sc->ioq);
 	adapt_init(&sc->adapt, sc->ep.workers);
 	for (unsigned i = 0; i < (sc->ep.workers ? sc->ep.workers : 1); i++)
 		codec_ctx_set_userdata(sc->ep.ctx[i], sc);
 	log_debug("pipeline: %u worker threads, %zu KiB of buffers, writes through %s%s",
 		  sc->ep.workers, pipeline_memory(sc->ep.pipe) >> 10,
-		  aio_is_uring(sc->aio) ? "io_uring" : "pwrite",
+		  hib_ioq_is_uring(sc->ioq) ? "io_uring" : "pwrite",
 		  sc->adaptive ? ", adaptive compression" : "");
 	return 0;
 }
@@ -982,7 +983,7 @@ static void hibernate_unwind(struct cycle *c, int r)
 		snap->ops->unfreeze(snap);
 	if (c->phase >= SUSPEND_PREPARED && hib_snapshot_can(snap, HIB_SNAP_CAP_FREEZES_SYSTEM))
 		munlockall();
-	aio_free(sc->aio);
+	hib_ioq_free(sc->ioq);
 	free(sc->writer);
 	crypt_key_free(sc->key);
 	engine_pipe_free(&sc->ep);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
-#include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "storage/ioq.h"
 #include "storage/readahead.h"
 #include "util/util.h"
 
@@ -12,34 +12,21 @@
 
 struct chunk {
 	uint8_t *buf;
-	uint64_t index;   /* the chunk it holds (or is reading); UINT64_MAX: none */
 	unsigned pending; /* its reads in flight */
-	int err;
-};
-
-/* One read of one contiguous run, resubmitted for the rest when short. */
-struct piece {
-	struct chunk *c;
-	uint8_t *buf;
-	uint64_t off;
-	size_t len;
-	struct piece *next_free;
+	int err;          /* the first of them to fail */
 };
 
 struct hib_readahead {
 	struct hib_target *t;
-	const struct hib_extmap *m;
-	uint64_t first, pages, nchunks;
+	struct hib_ioq *q;     /* a read's tag is its chunk's slot */
 	unsigned chunk_pages, depth;
 	struct chunk *chunks;  /* chunk k lives in slot k % depth */
+	/* The pass (hib_readahead_start). */
+	const struct hib_extmap *m;
+	uint64_t first, pages, nchunks;
 	uint64_t next_issue;   /* the next chunk to start reading */
 	uint64_t low;          /* chunks below this one are consumed */
 	uint64_t last_lp;
-	bool uring;
-	struct io_uring ring;
-	struct piece pieces[RA_PIECES];
-	struct piece *free_pieces;
-	unsigned inflight;
 };
 
 static uint64_t chunk_first(const struct hib_readahead *ra, uint64_t k)
@@ -52,216 +39,117 @@ static uint64_t chunk_len(const struct hib_readahead *ra, uint64_t k)
 	return MIN((uint64_t)ra->chunk_pages, ra->first + ra->pages - chunk_first(ra, k));
 }
 
-static int submit_piece(struct hib_readahead *ra, struct piece *p)
+static void read_done(uint64_t tag, int res, void *userdata)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&ra->ring);
-	int r;
+	struct hib_readahead *ra = userdata;
+	struct chunk *c = &ra->chunks[tag];
 
-	if (!sqe) {
-		/* The submission queue is full of prepared entries: push them out. */
-		r = io_uring_submit(&ra->ring);
-		if (r < 0)
-			return r;
-		sqe = io_uring_get_sqe(&ra->ring);
-		if (!sqe)
-			return -EBUSY;
-	}
-	io_uring_prep_read(sqe, hib_target_fd(ra->t), p->buf, (unsigned)p->len, p->off);
-	io_uring_sqe_set_data(sqe, p);
-	return 0;
+	if (res < 0 && !c->err)
+		c->err = res;
+	c->pending--;
 }
 
-/* One completion: finish its piece, or send the rest of a short read again. */
-static int handle(struct hib_readahead *ra, struct io_uring_cqe *cqe)
+/* Wait until chunk slot @c has no read in flight. */
+static int wait_chunk(struct hib_readahead *ra, const struct chunk *c)
 {
-	struct piece *p = io_uring_cqe_get_data(cqe);
-	int res = cqe->res;
+	while (c->pending) {
+		int r = hib_ioq_reap(ra->q, true);
 
-	io_uring_cqe_seen(&ra->ring, cqe);
-	if (res == -EINTR || res == -EAGAIN)
-		goto again;
-	if (res > 0 && (size_t)res < p->len) {
-		p->buf += res;
-		p->off += (uint64_t)res;
-		p->len -= (size_t)res;
-		goto again;
-	}
-	if (res == 0)
-		res = -EIO; /* end of device inside the image: the map lies */
-	if (res < 0 && !p->c->err)
-		p->c->err = res;
-	p->c->pending--;
-	ra->inflight--;
-	p->next_free = ra->free_pieces;
-	ra->free_pieces = p;
-	return 0;
-again: {
-	int r = submit_piece(ra, p);
-	if (r == 0)
-		r = io_uring_submit(&ra->ring);
-	return r < 0 ? r : 0;
-}
-}
-
-static int reap(struct hib_readahead *ra, bool wait)
-{
-	struct io_uring_cqe *cqe;
-	int r;
-
-	if (ra->inflight == 0)
-		return 0;
-	if (wait) {
-		do
-			r = io_uring_wait_cqe(&ra->ring, &cqe);
-		while (r == -EINTR);
-		if (r < 0)
-			return r;
-		r = handle(ra, cqe);
-		if (r < 0)
-			return r;
-	}
-	while (ra->inflight && io_uring_peek_cqe(&ra->ring, &cqe) == 0) {
-		r = handle(ra, cqe);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-/* Start reading chunk @k into its slot, one read per contiguous run. */
+/* Queue the reads of chunk @k into its slot, one per contiguous run. */
 static int issue(struct hib_readahead *ra, uint64_t k)
 {
-	struct chunk *c = &ra->chunks[k % ra->depth];
+	unsigned slot = (unsigned)(k % ra->depth);
+	struct chunk *c = &ra->chunks[slot];
 	uint64_t lp = chunk_first(ra, k), left = chunk_len(ra, k);
 	uint8_t *dst = c->buf;
 	int r;
 
 	/* A slot skipped over may still be reading its old chunk. */
-	while (c->pending) {
-		r = reap(ra, true);
-		if (r < 0)
-			return r;
-	}
-	c->index = k;
+	r = wait_chunk(ra, c);
+	if (r < 0)
+		return r;
 	c->err = 0;
-	while (left > 0) {
+	while (left > 0 && !c->err) {
 		uint64_t off, run;
-		struct piece *p;
 
 		r = extmap_lookup(ra->m, lp, &off, &run);
+		if (r == 0) {
+			run = MIN(run, left);
+			r = hib_target_check_range(ra->t, off, run * HIB_PAGE_SIZE);
+		}
 		if (r < 0) {
 			c->err = r;
 			break;
 		}
-		run = MIN(run, left);
-		r = hib_target_check_range(ra->t, off, run * HIB_PAGE_SIZE);
+		c->pending++; /* first: with pread the read is over when the call returns */
+		r = hib_ioq_read(ra->q, dst, run * HIB_PAGE_SIZE, off, slot);
 		if (r < 0) {
-			c->err = r;
-			break;
-		}
-		while (!ra->free_pieces) {
-			r = io_uring_submit(&ra->ring);
-			if (r < 0)
-				return r;
-			r = reap(ra, true);
-			if (r < 0)
-				return r;
-		}
-		p = ra->free_pieces;
-		ra->free_pieces = p->next_free;
-		*p = (struct piece){ .c = c, .buf = dst, .off = off, .len = run * HIB_PAGE_SIZE };
-		r = submit_piece(ra, p);
-		if (r < 0) {
-			p->next_free = ra->free_pieces;
-			ra->free_pieces = p;
+			c->pending--;
 			return r;
 		}
-		c->pending++;
-		ra->inflight++;
 		dst += run * HIB_PAGE_SIZE;
 		lp += run;
 		left -= run;
 	}
-	r = io_uring_submit(&ra->ring);
-	return r < 0 ? r : 0;
+	return 0;
 }
 
-/* Without io_uring: read chunk @k now. */
-static void read_now(struct hib_readahead *ra, uint64_t k)
-{
-	struct chunk *c = &ra->chunks[k % ra->depth];
-
-	c->index = k;
-	c->err = hib_target_read_logical(ra->t, ra->m, chunk_first(ra, k), c->buf, chunk_len(ra, k));
-}
-
-/* Keep @depth chunks in flight from the lowest still wanted. */
+/* Keep chunks in flight from the lowest still wanted: @depth of them with
+ * io_uring; with pread only that one, read now. */
 static int fill(struct hib_readahead *ra)
 {
-	while (ra->next_issue < ra->nchunks && ra->next_issue < ra->low + ra->depth) {
+	uint64_t ahead = hib_ioq_is_uring(ra->q) ? ra->depth : 1;
+
+	while (ra->next_issue < ra->nchunks && ra->next_issue < ra->low + ahead) {
 		int r = issue(ra, ra->next_issue);
+
 		if (r < 0)
 			return r;
 		ra->next_issue++;
 	}
-	return 0;
+	return hib_ioq_submit(ra->q);
 }
 
-int readahead_new(struct hib_target *t, const struct hib_extmap *m, uint64_t first,
-		  uint64_t pages, unsigned chunk_pages, unsigned depth, bool use_uring,
-		  struct hib_readahead **ret)
+int hib_readahead_new(struct hib_target *t, unsigned chunk_pages, unsigned depth,
+		      enum hib_io_mode mode, struct hib_readahead **ret)
 {
-	struct hib_readahead *ra;
+	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
+	int r;
 
-	if (!chunk_pages || !depth || first > m->pages || pages > m->pages - first)
+	if (!chunk_pages || !depth)
 		return -EINVAL;
 	ra = calloc(1, sizeof(*ra));
 	if (!ra)
 		return -ENOMEM;
 	ra->t = t;
-	ra->m = m;
-	ra->first = first;
-	ra->pages = pages;
 	ra->chunk_pages = chunk_pages;
-	ra->nchunks = (pages + chunk_pages - 1) / chunk_pages;
-	ra->depth = (unsigned)MIN((uint64_t)depth, MAX(ra->nchunks, 1));
-	ra->chunks = calloc(ra->depth, sizeof(*ra->chunks));
+	ra->depth = depth;
+	ra->chunks = calloc(depth, sizeof(*ra->chunks));
 	if (!ra->chunks)
-		goto nomem;
-	for (unsigned i = 0; i < ra->depth; i++) {
-		ra->chunks[i].index = UINT64_MAX;
+		return -ENOMEM;
+	for (unsigned i = 0; i < depth; i++) {
 		ra->chunks[i].buf = hib_alloc_pages((size_t)chunk_pages * HIB_PAGE_SIZE);
 		if (!ra->chunks[i].buf)
-			goto nomem;
+			return -ENOMEM;
 	}
-	for (unsigned i = 0; i < RA_PIECES; i++) {
-		ra->pieces[i].next_free = ra->free_pieces;
-		ra->free_pieces = &ra->pieces[i];
-	}
-	if (use_uring) {
-		int r = io_uring_queue_init(RA_PIECES, &ra->ring, 0);
-		if (r == 0)
-			ra->uring = true;
-		else
-			log_debug("io_uring unavailable (%s): reading with pread", strerror(-r));
-	}
-	*ret = ra;
+	r = hib_ioq_new(hib_target_fd(t), RA_PIECES, mode, read_done, ra, &ra->q);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(ra);
 	return 0;
-nomem:
-	readahead_free(ra);
-	return -ENOMEM;
 }
 
-void readahead_free(struct hib_readahead *ra)
+void hib_readahead_free(struct hib_readahead *ra)
 {
 	if (!ra)
 		return;
-	if (ra->uring) {
-		/* The kernel may still be writing into the buffers. */
-		while (ra->inflight && reap(ra, true) == 0)
-			;
-		io_uring_queue_exit(&ra->ring);
-	}
+	hib_ioq_free(ra->q); /* first: the kernel may still be writing into the buffers */
 	if (ra->chunks)
 		for (unsigned i = 0; i < ra->depth; i++)
 			free(ra->chunks[i].buf);
@@ -269,17 +157,37 @@ void readahead_free(struct hib_readahead *ra)
 	free(ra);
 }
 
-bool readahead_is_uring(const struct hib_readahead *ra)
+int hib_readahead_start(struct hib_readahead *ra, const struct hib_extmap *m, uint64_t first,
+			uint64_t pages)
 {
-	return ra->uring;
+	int r;
+
+	if (first > m->pages || pages > m->pages - first)
+		return -EINVAL;
+	r = hib_ioq_drain(ra->q);
+	if (r < 0)
+		return r;
+	ra->m = m;
+	ra->first = first;
+	ra->pages = pages;
+	ra->nchunks = DIV_ROUND_UP(pages, ra->chunk_pages);
+	ra->next_issue = 0;
+	ra->low = 0;
+	ra->last_lp = 0;
+	return 0;
 }
 
-uint64_t readahead_buffer_bytes(const struct hib_readahead *ra)
+bool hib_readahead_is_uring(const struct hib_readahead *ra)
+{
+	return hib_ioq_is_uring(ra->q);
+}
+
+uint64_t hib_readahead_buffer_bytes(const struct hib_readahead *ra)
 {
 	return (uint64_t)ra->depth * ra->chunk_pages * HIB_PAGE_SIZE;
 }
 
-int readahead_copy(struct hib_readahead *ra, uint64_t lp, void *dst, uint64_t n)
+int hib_readahead_copy(struct hib_readahead *ra, uint64_t lp, void *dst, uint64_t n)
 {
 	uint8_t *out = dst;
 
@@ -293,20 +201,13 @@ int readahead_copy(struct hib_readahead *ra, uint64_t lp, void *dst, uint64_t n)
 		int r;
 
 		ra->low = k;
-		if (ra->uring) {
-			if (ra->next_issue <= k)
-				ra->next_issue = k; /* skipped ahead: start from here */
-			r = fill(ra);
-			if (r < 0)
-				return r;
-			while (c->pending) {
-				r = reap(ra, true);
-				if (r < 0)
-					return r;
-			}
-		} else if (c->index != k) {
-			read_now(ra, k);
-		}
+		if (ra->next_issue <= k)
+			ra->next_issue = k; /* skipped ahead: start from here */
+		r = fill(ra);
+		if (r == 0)
+			r = wait_chunk(ra, c);
+		if (r < 0)
+			return r;
 		if (c->err) {
 			/* Some read of the chunk failed, maybe outside what is asked
 			 * for: read exactly this part, for its own error or its data. */

@@ -6,11 +6,12 @@
  * round trips per block and leaves the device idle while they are in
  * flight.  Instead this reads fixed chunks of logical pages ahead of the
  * consumer (@depth chunks in flight with io_uring, each split at extent
- * boundaries) and copies out what the consumer asks for.  Without io_uring
- * the chunks are read with pread when first needed.
+ * boundaries, all through one hib_ioq) and copies out what the consumer asks
+ * for.  With pread (HIB_IO_SYNC, or no io_uring) a chunk is read when first
+ * needed.
  *
- * One thread owns a readahead; requests must not go backwards (a page before
- * the previous request's first page is gone).
+ * One thread owns a readahead, as its queue (ioq.h); requests must not go
+ * backwards (a page before the previous request's first page is gone).
  */
 #ifndef HIB_READAHEAD_H
 #define HIB_READAHEAD_H
@@ -18,28 +19,33 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hibernate.h"
 #include "storage/extmap.h"
 #include "storage/target.h"
 
 struct hib_readahead;
 
-/* Read logical pages [@first, @first + @pages) of @m from @t, in chunks of
- * @chunk_pages, at most @depth chunks ahead. */
-int readahead_new(struct hib_target *t, const struct hib_extmap *m, uint64_t first,
-		  uint64_t pages, unsigned chunk_pages, unsigned depth, bool use_uring,
-		  struct hib_readahead **ret);
-void readahead_free(struct hib_readahead *ra);
-static inline void readahead_freep(struct hib_readahead **ra)
+/* Buffers for @depth chunks of @chunk_pages pages, and the queue on @t: all
+ * the memory its passes need. */
+int hib_readahead_new(struct hib_target *t, unsigned chunk_pages, unsigned depth,
+		      enum hib_io_mode mode, struct hib_readahead **ret);
+/* Waits for its reads in flight first. NULL is fine. */
+void hib_readahead_free(struct hib_readahead *ra);
+static inline void hib_readahead_freep(struct hib_readahead **ra)
 {
-	readahead_free(*ra);
+	hib_readahead_free(*ra);
 }
-bool readahead_is_uring(const struct hib_readahead *ra);
+/* A pass over logical pages [@first, @first + @pages) of @m, which must stay
+ * as it is until the next pass or the free. -EINVAL outside the map.
+ * Allocates nothing; what an earlier pass still reads is waited for. */
+int hib_readahead_start(struct hib_readahead *ra, const struct hib_extmap *m, uint64_t first,
+			uint64_t pages);
+bool hib_readahead_is_uring(const struct hib_readahead *ra);
 /* Bytes of buffers it holds. */
-uint64_t readahead_buffer_bytes(const struct hib_readahead *ra);
+uint64_t hib_readahead_buffer_bytes(const struct hib_readahead *ra);
 
-/* Copy logical pages [@lp, @lp + @n) into @dst: -ERANGE outside the range
- * given to readahead_new or before the previous request, -errno when the read
- * failed. */
-int readahead_copy(struct hib_readahead *ra, uint64_t lp, void *dst, uint64_t n);
+/* Copy logical pages [@lp, @lp + @n) into @dst: -ERANGE outside the pass or
+ * before the previous request, -errno when the read failed. */
+int hib_readahead_copy(struct hib_readahead *ra, uint64_t lp, void *dst, uint64_t n);
 
 #endif

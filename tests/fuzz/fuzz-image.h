@@ -467,7 +467,7 @@ static uint8_t *fuzz_make_image(const struct fuzz_base *b, size_t *ret_size)
 	fuzz_det_state = b->seed * 0x100000001b3ull;
 	/* What is fuzzed is reading images; writing them is only the fixture. Plain
 	 * pwrite (not io_uring) keeps the fixture simple, and a hang says so. */
-	setenv("HIBERNATE_NO_URING", "1", 1);
+	o.io_mode = HIB_IO_SYNC;
 	signal(SIGALRM, fuzz_make_watchdog);
 	alarm(60);
 	r = hib_target_open(mf.path, 0, true, &t);
@@ -478,7 +478,6 @@ static uint8_t *fuzz_make_image(const struct fuzz_base *b, size_t *ret_size)
 	r = cycle_result(r, outcome);
 	alarm(0);
 	signal(SIGALRM, SIG_DFL);
-	unsetenv("HIBERNATE_NO_URING");
 	fuzz_det_random = false;
 	if (r != HIB_SUSPEND_WRITTEN) {
 		fprintf(stderr, "fuzz: writing base image %s failed: %d\n", b->name, r);

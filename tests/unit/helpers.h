@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -303,6 +304,94 @@ static inline struct resume_result resume_image(const char *path, const struct h
 	hib_snapshot_close(snap);
 	hib_target_close(t);
 	return res;
+}
+
+
+/* ---- loop devices ------------------------------------------------------ */
+
+/* Run @cmd through the shell; its output, trailing newlines and spaces cut,
+ * into @out if given. Returns its exit status, -1 when it did not exit. */
+static inline int run_cmd(const char *cmd, char *out, size_t outlen)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n = 0;
+	int st;
+
+	if (!f)
+		return -1;
+	if (out && outlen) {
+		n = fread(out, 1, outlen - 1, f);
+		out[n] = 0;
+		while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+			out[--n] = 0;
+	}
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Attach @file to a free loop device, whose path goes to @dev (@len bytes).
+ * NULL when done, else why not: the case skips, saying so. */
+static inline const char *loop_attach(const char *file, char *dev, size_t len)
+{
+	static char why[320];
+	char cmd[PATH_MAX + 64], out[256];
+
+	if (geteuid() != 0) {
+		snprintf(why, sizeof(why), "loop devices need root (euid %u)", (unsigned)geteuid());
+		return why;
+	}
+	if (access("/dev/loop-control", W_OK) != 0) {
+		snprintf(why, sizeof(why), "no /dev/loop-control (%s)", strerror(errno));
+		return why;
+	}
+	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>&1", file);
+	if (run_cmd(cmd, out, sizeof(out)) != 0 || strncmp(out, "/dev/", 5) != 0) {
+		snprintf(why, sizeof(why), "losetup -f --show failed: %s", out);
+		return why;
+	}
+	snprintf(dev, len, "%s", out);
+	return NULL;
+}
+
+/* Detach loop device @dev: losetup's exit status. */
+static inline int loop_detach(const char *dev)
+{
+	char cmd[PATH_MAX + 64];
+
+	snprintf(cmd, sizeof(cmd), "losetup -d '%s' 2>&1", dev);
+	return run_cmd(cmd, NULL, 0);
+}
+
+
+/* A cmocka fixture: the case attaches @file as @dev; teardown detaches it
+ * and removes the file, whichever way the case ended. */
+struct loopdev {
+	char file[PATH_MAX];
+	char dev[256];
+};
+
+static inline int loop_setup(void **state)
+{
+	struct loopdev *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -1;
+	*state = l;
+	return 0;
+}
+
+static inline int loop_teardown(void **state)
+{
+	struct loopdev *l = *state;
+
+	if (l->dev[0]) {
+		if (loop_detach(l->dev) != 0)
+			fprintf(stderr, "# warning: could not detach %s\n", l->dev);
+	}
+	if (l->file[0])
+		unlink(l->file);
+	free(l);
+	return 0;
 }
 
 #endif

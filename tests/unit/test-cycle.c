@@ -26,7 +26,7 @@ struct cycle_case {
 	uint32_t frag_every;
 };
 
-static void run_cycle(const struct cycle_case *cc)
+static void run_cycle(const struct cycle_case *cc, enum hib_io_mode io_mode)
 {
 	char path[] = "/tmp/hib-test-XXXXXX";
 	uint64_t swap_pages = cc->stream_pages * 2 + 64;
@@ -57,6 +57,7 @@ static void run_cycle(const struct cycle_case *cc)
 	o.threads = cc->threads;
 	o.powerdown = HIB_POWERDOWN_NONE;
 	o.no_adaptive = true; /* every block through the codec (adaptive: below) */
+	o.io_mode = io_mode;
 
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
@@ -97,7 +98,13 @@ static void run_cycle(const struct cycle_case *cc)
 
 static void test_cycle(void **state)
 {
-	run_cycle(*state);
+	run_cycle(*state, HIB_IO_AUTO);
+}
+
+/* The same cycles through plain pread/pwrite. */
+static void test_cycle_sync_io(void **state)
+{
+	run_cycle(*state, HIB_IO_SYNC);
 }
 
 /* The log's "adaptive compression: N of M blocks stored raw" line, if any. */
@@ -115,7 +122,7 @@ static void catch_adaptive(enum hib_loglevel level, const char *msg, void *ud)
 
 /* One cycle with zstd at its slowest into a file (fast next to it): returns
  * the blocks stored raw by adaptive compression and the image's size. */
-static unsigned adaptive_cycle(bool no_adaptive, uint64_t *ret_stored)
+static unsigned adaptive_cycle(bool no_adaptive, enum hib_io_mode io_mode, uint64_t *ret_stored)
 {
 	/* In memory: a "disk" far faster than zstd -19. */
 	char path[] = "/dev/shm/hib-test-XXXXXX";
@@ -143,6 +150,7 @@ static unsigned adaptive_cycle(bool no_adaptive, uint64_t *ret_stored)
 	o.threads = 2;
 	o.block_bytes = 64 * 1024;
 	o.no_adaptive = no_adaptive;
+	o.io_mode = io_mode;
 	o.powerdown = HIB_POWERDOWN_NONE;
 	adaptive_raw_blocks = 0;
 	hib_set_log(catch_adaptive, NULL);
@@ -173,19 +181,28 @@ static void adaptive_stores_raw_while_the_disk_waits(void **state)
 
 	(void)state;
 	/* Adaptive compression tells a waiting disk by its io_uring queue. */
-	if (getenv("HIBERNATE_NO_URING") || io_uring_queue_init(4, &ring, 0) < 0) {
+	if (io_uring_queue_init(4, &ring, 0) < 0) {
 		print_message("io_uring unavailable here: adaptive compression is off\n");
 		skip();
 	}
 	io_uring_queue_exit(&ring);
-	raw = adaptive_cycle(false, &adaptive_bytes);
+	raw = adaptive_cycle(false, HIB_IO_AUTO, &adaptive_bytes);
 	if (raw == 0)
 		fail_msg("zstd -19 into a file: no block was stored raw");
-	assert_int_equal(adaptive_cycle(true, &fixed_bytes), 0);
+	assert_int_equal(adaptive_cycle(true, HIB_IO_AUTO, &fixed_bytes), 0);
 	print_message("adaptive: %u of 128 blocks raw, %llu bytes; fixed: %llu bytes\n", raw,
 		      (unsigned long long)adaptive_bytes, (unsigned long long)fixed_bytes);
 	/* Raw blocks are larger: the image shows they were really stored raw. */
 	assert_true(adaptive_bytes > fixed_bytes);
+}
+
+/* Synchronous writes hide the disk's rate: adaptive compression stays off. */
+static void adaptive_off_with_sync_io(void **state)
+{
+	uint64_t bytes;
+
+	(void)state;
+	assert_int_equal(adaptive_cycle(false, HIB_IO_SYNC, &bytes), 0);
 }
 
 int main(void)
@@ -198,15 +215,18 @@ int main(void)
 		{ HIB_COMPRESS_LZ4, 2, 64, 2 },   /* exactly one block, every other page free */
 		{ HIB_COMPRESS_LZ4, 2, 65, 0 },   /* one block and a page */
 	};
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_prestate(test_cycle, (void *)&cases[0]),
-		cmocka_unit_test_prestate(test_cycle, (void *)&cases[1]),
-		cmocka_unit_test_prestate(test_cycle, (void *)&cases[2]),
-		cmocka_unit_test_prestate(test_cycle, (void *)&cases[3]),
-		cmocka_unit_test_prestate(test_cycle, (void *)&cases[4]),
-		cmocka_unit_test_prestate(test_cycle, (void *)&cases[5]),
-		cmocka_unit_test(adaptive_stores_raw_while_the_disk_waits),
-	};
+	enum { N = sizeof(cases) / sizeof(cases[0]) };
+	struct CMUnitTest tests[2 * N + 2];
+	size_t n = 0;
+
+	for (size_t i = 0; i < N; i++)
+		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(test_cycle,
+									   (void *)&cases[i]);
+	for (size_t i = 0; i < N; i++)
+		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(test_cycle_sync_io,
+									   (void *)&cases[i]);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(adaptive_stores_raw_while_the_disk_waits);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(adaptive_off_with_sync_io);
 	quiet_logs();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return _cmocka_run_group_tests("tests", tests, n, NULL, NULL);
 }

@@ -1314,82 +1314,24 @@ static void failed_cycle_leaves_outputs_alone(void **state)
 
 /* ---- a real block device --------------------------------------------------- */
 
-struct loopdev {
-	char file[PATH_MAX];
-	char dev[256];
-};
-
-static int run_cmd(const char *cmd, char *out, size_t outlen)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n = 0;
-	int st;
-
-	if (!f)
-		return -1;
-	if (out && outlen) {
-		n = fread(out, 1, outlen - 1, f);
-		out[n] = 0;
-		while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
-			out[--n] = 0;
-	}
-	st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int loop_setup(void **state)
-{
-	struct loopdev *l = calloc(1, sizeof(*l));
-
-	if (!l)
-		return -1;
-	*state = l;
-	return 0;
-}
-
-static int loop_teardown(void **state)
-{
-	struct loopdev *l = *state;
-	char cmd[PATH_MAX + 64];
-
-	if (l->dev[0]) {
-		snprintf(cmd, sizeof(cmd), "losetup -d '%s' 2>&1", l->dev);
-		if (run_cmd(cmd, NULL, 0) != 0)
-			fprintf(stderr, "# warning: could not detach %s\n", l->dev);
-	}
-	if (l->file[0])
-		unlink(l->file);
-	free(l);
-	return 0;
-}
-
 static void cycle_on_loop_device(void **state)
 {
 	struct loopdev *l = *state;
 	struct hib_fake_params fp = fake_params(SEED + 9, 1500, 3200, 9);
-	char cmd[PATH_MAX + 64], out[256];
 	uint8_t page0[TEST_PAGE], after[TEST_PAGE];
 	struct hib_target *t = NULL;
 	struct hib_image_info info;
 	struct resume_result res;
 	struct stat st;
+	const char *why;
 
-	if (geteuid() != 0) {
-		print_message("# skipped: loop devices need root (euid %u)\n", (unsigned)geteuid());
-		skip();
-	}
-	if (access("/dev/loop-control", W_OK) != 0) {
-		print_message("# skipped: no /dev/loop-control (%s)\n", strerror(errno));
-		skip();
-	}
 	new_swap(l->file, "loop", fp.swap_pages);
 	read_page0(l->file, page0);
-	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>&1", l->file);
-	if (run_cmd(cmd, out, sizeof(out)) != 0 || strncmp(out, "/dev/", 5) != 0) {
-		print_message("# skipped: losetup -f --show failed: %s\n", out);
+	why = loop_attach(l->file, l->dev, sizeof(l->dev));
+	if (why) {
+		print_message("# skipped: %s\n", why);
 		skip();
 	}
-	snprintf(l->dev, sizeof(l->dev), "%s", out);
 	assert_int_equal(stat(l->dev, &st), 0);
 	assert_true(S_ISBLK(st.st_mode));
 
@@ -1422,8 +1364,7 @@ static void cycle_on_loop_device(void **state)
 	assert_true(res.complete);
 	assert_int_equal(res.pages_ok, fp.stream_pages);
 	/* Seen through the backing file: the swap header is back. */
-	snprintf(cmd, sizeof(cmd), "losetup -d '%s' 2>&1", l->dev);
-	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
+	assert_int_equal(loop_detach(l->dev), 0);
 	l->dev[0] = 0;
 	read_page0(l->file, after);
 	assert_memory_equal(after, page0, TEST_PAGE);

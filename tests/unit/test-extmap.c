@@ -344,24 +344,25 @@ static void readahead_reads_what_the_map_says(void **state)
 	(void)state;
 	assert_non_null(buf);
 	ra_setup(&f);
-	for (int uring = 0; uring < 2; uring++)
+	for (int mode = HIB_IO_AUTO; mode <= HIB_IO_SYNC; mode++)
 		for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++)
 			for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
 				struct hib_readahead *ra = NULL;
 				uint64_t lp = 0;
 				unsigned step = 1;
 
-				assert_int_equal(readahead_new(f.t, &f.m, 0, f.n, chunks[c],
-							       depths[d], uring, &ra), 0);
+				assert_int_equal(hib_readahead_new(f.t, chunks[c], depths[d],
+								   (enum hib_io_mode)mode, &ra), 0);
+				assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n), 0);
 				/* Requests of 1..16 pages, like block records. */
 				while (lp < f.n) {
 					uint64_t n = MIN((uint64_t)step, f.n - lp);
-					assert_int_equal(readahead_copy(ra, lp, buf, n), 0);
+					assert_int_equal(hib_readahead_copy(ra, lp, buf, n), 0);
 					ra_expect(buf, lp, n);
 					lp += n;
 					step = step % 16 + 1;
 				}
-				readahead_free(ra);
+				hib_readahead_free(ra);
 			}
 	ra_teardown(&f);
 	free(buf);
@@ -377,21 +378,26 @@ static void readahead_window_skips_and_refusals(void **state)
 	(void)state;
 	assert_non_null(buf);
 	ra_setup(&f);
-	assert_int_equal(readahead_new(f.t, &f.m, 10, 50, 4, 3, true, &ra), 0);
-	assert_int_equal(readahead_buffer_bytes(ra), 3 * 4 * P);
-	assert_int_equal(readahead_copy(ra, 9, buf, 1), -ERANGE);  /* before the window */
-	assert_int_equal(readahead_copy(ra, 12, buf, 3), 0);
+	assert_int_equal(hib_readahead_new(f.t, 4, 3, HIB_IO_AUTO, &ra), 0);
+	assert_int_equal(hib_readahead_start(ra, &f.m, 10, 50), 0);
+	assert_int_equal(hib_readahead_buffer_bytes(ra), 3 * 4 * P);
+	assert_int_equal(hib_readahead_copy(ra, 9, buf, 1), -ERANGE);  /* before the window */
+	assert_int_equal(hib_readahead_copy(ra, 12, buf, 3), 0);
 	ra_expect(buf, 12, 3);
-	assert_int_equal(readahead_copy(ra, 11, buf, 1), -ERANGE); /* backwards */
-	assert_int_equal(readahead_copy(ra, 40, buf, 5), 0);      /* far ahead */
+	assert_int_equal(hib_readahead_copy(ra, 11, buf, 1), -ERANGE); /* backwards */
+	assert_int_equal(hib_readahead_copy(ra, 40, buf, 5), 0);      /* far ahead */
 	ra_expect(buf, 40, 5);
-	assert_int_equal(readahead_copy(ra, 56, buf, 4), 0);      /* up to the end */
+	assert_int_equal(hib_readahead_copy(ra, 56, buf, 4), 0);      /* up to the end */
 	ra_expect(buf, 56, 4);
-	assert_int_equal(readahead_copy(ra, 59, buf, 2), -ERANGE); /* past it */
-	readahead_free(ra);
+	assert_int_equal(hib_readahead_copy(ra, 59, buf, 2), -ERANGE); /* past it */
 	/* Windows outside the map are refused at once. */
-	assert_int_equal(readahead_new(f.t, &f.m, 90, 8, 4, 3, true, &ra), -EINVAL);
-	assert_int_equal(readahead_new(f.t, &f.m, 0, 10, 0, 3, true, &ra), -EINVAL);
+	assert_int_equal(hib_readahead_start(ra, &f.m, 90, 8), -EINVAL);
+	/* A second pass on the same buffers, from the start. */
+	assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n), 0);
+	assert_int_equal(hib_readahead_copy(ra, 0, buf, 8), 0);
+	ra_expect(buf, 0, 8);
+	hib_readahead_free(ra);
+	assert_int_equal(hib_readahead_new(f.t, 0, 3, HIB_IO_AUTO, &ra), -EINVAL);
 	ra_teardown(&f);
 	free(buf);
 }
@@ -408,14 +414,15 @@ static void readahead_reports_a_map_past_the_device(void **state)
 	ra_setup(&f);
 	assert_int_equal(extmap_add(&f.m, 1000 * P, 4), 0); /* the file has 400 pages */
 	assert_int_equal(extmap_index(&f.m), 0);
-	for (int uring = 0; uring < 2; uring++) {
+	for (int mode = HIB_IO_AUTO; mode <= HIB_IO_SYNC; mode++) {
 		struct hib_readahead *ra = NULL;
 
-		assert_int_equal(readahead_new(f.t, &f.m, 0, f.n + 4, 8, 4, uring, &ra), 0);
-		assert_int_equal(readahead_copy(ra, f.n - 1, buf, 1), 0);
+		assert_int_equal(hib_readahead_new(f.t, 8, 4, (enum hib_io_mode)mode, &ra), 0);
+		assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n + 4), 0);
+		assert_int_equal(hib_readahead_copy(ra, f.n - 1, buf, 1), 0);
 		ra_expect(buf, f.n - 1, 1);
-		assert_int_equal(readahead_copy(ra, f.n + 1, buf, 1), -ERANGE);
-		readahead_free(ra);
+		assert_int_equal(hib_readahead_copy(ra, f.n + 1, buf, 1), -ERANGE);
+		hib_readahead_free(ra);
 	}
 	ra_teardown(&f);
 	free(buf);
