@@ -8,7 +8,7 @@
 #           prints resumed=1 (the host's end mark for the resume time)
 # Marks (the host takes their arrival times): mark=hibernate right before the
 # hibernate command, mark=resume right before the resume step.
-# shellcheck source=tests/vm/guest/guest.sh
+# shellcheck source=../../../tests/vm/guest/guest.sh
 . /lib/hibtest/guest.sh
 
 side=ours codec=default wl=fits
