@@ -1,6 +1,6 @@
 # The README's two commands live here; everything else is Meson.
 #   make demo    hibernate and resume a real Linux VM
-#   make check   every test: unit tests (plain and sanitized) and VM scenarios
+#   make check   every test: unit tests (plain and sanitized), shellcheck and VM scenarios
 #   make check-long   the slow VM scenarios (tagged long) on both kernels
 BUILD        ?= build
 BUILD_STATIC ?= build-static

@@ -126,7 +126,7 @@ kernel_cached_deb_for_series() {
 	6.1) glob='linux-image-6.1.0-*-amd64_*_amd64.deb' ;;
 	6.12) glob='linux-image-6.12.*+deb12-amd64_*_amd64.deb' ;;
 	esac
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # $glob: a pattern, expanded in the cache directory
 	(cd "$HIBVM_CACHE/debs" 2>/dev/null && ls -1 $glob 2>/dev/null) |
 		sort -V | tail -n1 | sed "s|^|$HIBVM_CACHE/debs/|" | grep . || return 1
 }
@@ -296,7 +296,7 @@ _initramfs_build_base() {
 			hibvm_info "tests/vm: $KERNEL_PKG has no ${HIBVM_MODSETS[$set]}: module set '$set' left out"
 			continue
 		fi
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086 # as above
 		_modules_resolve ${HIBVM_MODSETS[$set]} >"$stage/etc/hibtest/modules.$set"
 		while read -r m; do
 			# busybox insmod cannot read .ko.xz: decompress here.

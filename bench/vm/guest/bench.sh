@@ -9,7 +9,7 @@
 # Marks (the host takes their arrival times): mark=hibernate right before the
 # hibernate command, mark=resume right before the resume step.  `hibernate -v`
 # prints the STATS lines the host reads the image's size and phases from.
-# shellcheck source=tests/vm/guest/guest.sh
+# shellcheck source=../../../tests/vm/guest/guest.sh
 . /lib/hibtest/guest.sh
 
 side=ours codec=default wl=fits

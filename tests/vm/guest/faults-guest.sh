@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Guest helpers of the fault-injection scenarios (busybox sh, sourced after
 # guest.sh).  The host side is tests/vm/faults.sh.
 #
@@ -77,6 +78,7 @@ _fault_run_trial() {
 # fault_trials ARGS...: every trial of the host's plan, against the image on
 # vda1; ARGS go to each `hibernate resume`.  Prints "trial=..." per trial and
 # "pristine=same|changed" (the image region hashed before and after).
+# shellcheck disable=SC2120 # the arguments are optional: called without them too
 fault_trials() {
 	fault_text >/run/fault.plan
 	end=$(sed -n 's/^IMAGE_END //p' /run/fault.plan)
@@ -112,6 +114,7 @@ fault_trials() {
 # fault_resume ARGS...: `hibernate resume --device /dev/vda1 ARGS`; returns
 # only when nothing was restored, then prints resumed=0, resume_rc,
 # resume_ms, resume_msg (its first lines) and signature (vda1 afterwards).
+# shellcheck disable=SC2120 # the arguments are optional: called without them too
 fault_resume() {
 	t0=$(uptime_ms)
 	hibernate resume --device /dev/vda1 "$@" >/run/fault.resume 2>&1
@@ -138,6 +141,7 @@ fault_status() {
 
 # fault_hibernate ARGS...: `hibernate ARGS`; in the resumed world prints the
 # workload's state; when it fails, hibernate_rc.
+# shellcheck disable=SC2120 # the arguments are optional: called without them too
 fault_hibernate() {
 	say mark hibernate
 	hibernate "$@"
@@ -181,6 +185,7 @@ fault_header_wiped() {
 
 # fault_resume_console ARGS...: like fault_resume, but hibernate's messages
 # (its passphrase prompts) reach the console as they come.
+# shellcheck disable=SC2120 # the arguments are optional: called without them too
 fault_resume_console() {
 	t0=$(uptime_ms)
 	{

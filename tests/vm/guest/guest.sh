@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Helpers for /init and the scenario scripts (busybox sh), sourced.
 
 # say KEY VALUE: one line of the guest -> host protocol.
@@ -84,6 +85,7 @@ resumed_or_exit() {
 # When it restores the image it never returns; when it does return, say so
 # ("resumed=0", its exit status and how long it took: resume_ms) with the
 # kernel's log.
+# shellcheck disable=SC2120 # the arguments are optional: called without them too
 resume_step() {
 	resume_t0=$(uptime_ms)
 	hibernate resume "$@"

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The workload whose state must survive a hibernate/resume cycle (sourced by
 # the scenario scripts).  Its state lives only in memory:
 #   - a background process counting seconds; it writes "PID COUNT" to
@@ -32,6 +33,7 @@ workload_start() {
 
 # workload_report [TICKS]: print the state; with TICKS, first show the
 # counter ticking for that many seconds (the demo).
+# shellcheck disable=SC2120 # the arguments are optional: called without them too
 workload_report() {
 	say token "$token"
 	say hash "$hash"
