@@ -923,6 +923,8 @@ static const struct cli_option options[] = {
 	  .help = "read the image back and check it before powering off" },
 	{ "no-adaptive", 0, NULL, "adaptive", "no",
 	  .help = "compress every block, even while the disk waits" },
+	{ "io", 0, "MODE", "io",
+	  .help = "auto (io_uring where the kernel has it) or sync (pread/pwrite)" },
 	{ "no-cancel", 0, NULL, "cancel", "no",
 	  .help = "Esc does not cancel while the image is written" },
 	{ "auto-swapon", 0, NULL, "auto-swapon", "yes",
@@ -1209,9 +1211,6 @@ int main(int argc, char **argv)
 	ctl.progress_tty = isatty(STDERR_FILENO);
 	ctl.kmsg_fd = -1;
 	parse_args(argc, argv);
-	/* The old switch to plain pread/pwrite, until it is a declared option. */
-	if (getenv("HIBERNATE_NO_URING"))
-		ctl.cfg.opts.io_mode = HIB_IO_SYNC;
 	/* The cycle's messages belong in the kernel log; queries need not go there. */
 	if (commands[ctl.cmd].kmsg)
 		ctl.kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);

@@ -111,6 +111,22 @@ static void get_adaptive(const struct hib_config *c, char *b, size_t l)
 	snprintf(b, l, "%s", c->opts.no_adaptive ? "no" : "yes");
 }
 
+static int set_io(struct hib_config *c, const char *v)
+{
+	if (strcmp(v, "auto") == 0)
+		c->opts.io_mode = HIB_IO_AUTO;
+	else if (strcmp(v, "sync") == 0)
+		c->opts.io_mode = HIB_IO_SYNC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void get_io(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->opts.io_mode == HIB_IO_SYNC ? "sync" : "auto");
+}
+
 static int set_kernel_mismatch(struct hib_config *c, const char *v)
 {
 	if (strcmp(v, "discard") == 0)
@@ -277,6 +293,7 @@ static const struct key keys[] = {
 	{ "compress", set_compress, get_compress, NULL },
 	{ "threads", set_threads, get_threads, NULL },
 	{ "adaptive", set_adaptive, get_adaptive, NULL },
+	{ "io", set_io, get_io, NULL },
 	{ "image-size", set_image_size, get_image_size, NULL },
 	{ "powerdown", set_powerdown, get_powerdown, NULL },
 	{ "loglevel", set_loglevel, get_loglevel, NULL },

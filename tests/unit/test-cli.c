@@ -682,6 +682,7 @@ static char *config_line(const char *text, const char *start)
 static const char *const sample_args[][2] = {
     {"--compress", "zstd:3"}, {"--threads", "2"},  {"--image-size", "100"},
     {"--powerdown", "reboot"}, {"--key-file", "/nonexistent/key"}, {"--loglevel", "2"},
+    {"--io", "sync"},
 };
 
 /* Each option that stands for a key sets that key: status says it came from an option. */
