@@ -105,6 +105,48 @@ static void lookup_before_index_or_beyond_end(void **state)
 	extmap_free(&m);
 }
 
+/* A reserved map holds what it was reserved for, in the same arrays, and
+ * refuses one extent more instead of growing; pages that merge still fit. */
+static void reserved_map_never_grows(void **state)
+{
+	struct hib_extmap m = {0};
+	const struct hib_extent *ext;
+	const uint64_t *start;
+	uint64_t off = 0, run = 0;
+
+	(void)state;
+	assert_int_equal(extmap_reserve(&m, 100), 0);
+	assert_int_equal(m.cap, 100);
+	ext = m.ext;
+	start = m.start;
+	assert_int_equal(extmap_add(&m, 3 * P, 1), 0);
+	assert_int_equal(extmap_lookup(&m, 0, &off, &run), -ERANGE); /* not indexed yet */
+	for (uint64_t i = 1; i < 100; i++) {
+		assert_int_equal(extmap_add(&m, (3 + 2 * i) * P, 1), 0);
+		assert_int_equal(extmap_index(&m), 0);
+	}
+	assert_int_equal(m.n, 100);
+	assert_int_equal(extmap_add(&m, 1000 * P, 1), -ENOSPC);
+	assert_int_equal(extmap_add(&m, 202 * P, 5), 0); /* continues the last extent */
+	assert_int_equal(m.n, 100);
+	assert_int_equal(m.pages, 105);
+	assert_ptr_equal(m.ext, ext);
+	assert_ptr_equal(m.start, start);
+	assert_int_equal(extmap_lookup(&m, 103, &off, &run), 0); /* 201..206 from page 99 */
+	assert_int_equal(off, 205 * P);
+	assert_int_equal(run, 2);
+	assert_int_equal(extmap_lookup(&m, 1, &off, &run), 0);
+	assert_int_equal(off, 5 * P);
+	assert_int_equal(run, 1);
+	extmap_free(&m);
+	assert_false(m.fixed);
+	/* Reserving nothing still leaves room for one extent. */
+	assert_int_equal(extmap_reserve(&m, 0), 0);
+	assert_int_equal(extmap_add(&m, 7 * P, 2), 0);
+	assert_int_equal(extmap_add(&m, 10 * P, 1), -ENOSPC);
+	extmap_free(&m);
+}
+
 /* Every logical page against a page-by-page reference, over random extents. */
 static void lookups_match_reference(void **state)
 {
@@ -428,7 +470,7 @@ static void readahead_reports_a_map_past_the_device(void **state)
 
 int main(void)
 {
-	enum { N_FIXED = 11, N_B = sizeof(bounds_cases) / sizeof(bounds_cases[0]) };
+	enum { N_FIXED = 12, N_B = sizeof(bounds_cases) / sizeof(bounds_cases[0]) };
 	static const struct CMUnitTest fixed[N_FIXED] = {
 	    NAMED(contiguous_pages_merge),    NAMED(gaps_and_backward_pages_start_extents),
 	    NAMED(bad_adds_refused),	      NAMED(lookup_before_index_or_beyond_end),
@@ -437,6 +479,7 @@ int main(void)
 	    NAMED(readahead_reads_what_the_map_says),
 	    NAMED(readahead_window_skips_and_refusals),
 	    NAMED(readahead_reports_a_map_past_the_device),
+	    NAMED(reserved_map_never_grows),
 	};
 	struct CMUnitTest tests[N_FIXED + N_B];
 	size_t n = 0;
