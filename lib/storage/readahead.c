@@ -220,20 +220,19 @@ int readahead_new(struct hib_target *t, const struct hib_extmap *m, uint64_t fir
 		return -ENOMEM;
 	ra->t = t;
 	ra->m = m;
-	ra->first = first;
-	ra->pages = pages;
 	ra->chunk_pages = chunk_pages;
-	ra->nchunks = (pages + chunk_pages - 1) / chunk_pages;
-	ra->depth = (unsigned)MIN((uint64_t)depth, MAX(ra->nchunks, 1));
+	/* No pages: the range comes later (readahead_reset), so no fewer buffers. */
+	ra->depth = pages ? (unsigned)MIN((uint64_t)depth, DIV_ROUND_UP(pages, chunk_pages))
+			  : depth;
 	ra->chunks = calloc(ra->depth, sizeof(*ra->chunks));
 	if (!ra->chunks)
 		goto nomem;
 	for (unsigned i = 0; i < ra->depth; i++) {
-		ra->chunks[i].index = UINT64_MAX;
 		ra->chunks[i].buf = hib_alloc_pages((size_t)chunk_pages * HIB_PAGE_SIZE);
 		if (!ra->chunks[i].buf)
 			goto nomem;
 	}
+	readahead_reset(ra, first, pages);
 	for (unsigned i = 0; i < RA_PIECES; i++) {
 		ra->pieces[i].next_free = ra->free_pieces;
 		ra->free_pieces = &ra->pieces[i];
@@ -250,6 +249,21 @@ int readahead_new(struct hib_target *t, const struct hib_extmap *m, uint64_t fir
 nomem:
 	readahead_free(ra);
 	return -ENOMEM;
+}
+
+int readahead_reset(struct hib_readahead *ra, uint64_t first, uint64_t pages)
+{
+	if (ra->inflight)
+		return -EBUSY;
+	if (first > ra->m->pages || pages > ra->m->pages - first)
+		return -EINVAL;
+	ra->first = first;
+	ra->pages = pages;
+	ra->nchunks = DIV_ROUND_UP(pages, ra->chunk_pages);
+	ra->next_issue = ra->low = ra->last_lp = 0;
+	for (unsigned i = 0; i < ra->depth; i++)
+		ra->chunks[i] = (struct chunk){ .buf = ra->chunks[i].buf, .index = UINT64_MAX };
+	return 0;
 }
 
 void readahead_free(struct hib_readahead *ra)

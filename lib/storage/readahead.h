@@ -24,10 +24,16 @@
 struct hib_readahead;
 
 /* Read logical pages [@first, @first + @pages) of @m from @t, in chunks of
- * @chunk_pages, at most @depth chunks ahead. */
+ * @chunk_pages, at most @depth chunks ahead. With @pages 0, every buffer for
+ * @depth chunks is made for a range readahead_reset gives later. */
 int readahead_new(struct hib_target *t, const struct hib_extmap *m, uint64_t first,
 		  uint64_t pages, unsigned chunk_pages, unsigned depth, bool use_uring,
 		  struct hib_readahead **ret);
+/* Start over at logical pages [@first, @first + @pages) of the map, which may
+ * have grown since readahead_new: a read-ahead made before its map is filled
+ * (--verify, set up before the freeze). Allocates nothing; -EBUSY while
+ * reads are in flight. */
+int readahead_reset(struct hib_readahead *ra, uint64_t first, uint64_t pages);
 void readahead_free(struct hib_readahead *ra);
 static inline void readahead_freep(struct hib_readahead **ra)
 {

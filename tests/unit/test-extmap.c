@@ -409,6 +409,44 @@ static void readahead_reads_what_the_map_says(void **state)
 	free(buf);
 }
 
+/* A read-ahead made before its map is filled (--verify sets it up before the
+ * freeze): every buffer at once, no range until readahead_reset gives one,
+ * then the pages the map says, and again from another start. */
+static void readahead_made_before_its_map(void **state)
+{
+	struct ra_fixture f;
+	uint8_t *buf = hib_alloc_pages(8 * P);
+
+	(void)state;
+	assert_non_null(buf);
+	ra_setup(&f);
+	for (int uring = 0; uring < 2; uring++) {
+		struct hib_extmap m = {0};
+		struct hib_readahead *ra = NULL;
+
+		assert_int_equal(readahead_new(f.t, &m, 0, 0, 4, 3, uring, &ra), 0);
+		assert_int_equal(readahead_buffer_bytes(ra), 3 * 4 * P);
+		assert_int_equal(readahead_copy(ra, 0, buf, 1), -ERANGE);
+		for (size_t i = 0; i < f.m.n; i++)
+			assert_int_equal(extmap_add(&m, f.m.ext[i].offset, f.m.ext[i].pages), 0);
+		assert_int_equal(extmap_index(&m), 0);
+		assert_int_equal(readahead_reset(ra, 0, f.n + 1), -EINVAL);
+		assert_int_equal(readahead_reset(ra, 0, f.n), 0);
+		for (uint64_t lp = 0; lp < f.n; lp += 5) {
+			uint64_t n = MIN(5, f.n - lp);
+			assert_int_equal(readahead_copy(ra, lp, buf, n), 0);
+			ra_expect(buf, lp, n);
+		}
+		assert_int_equal(readahead_reset(ra, 10, 50), 0);
+		assert_int_equal(readahead_copy(ra, 12, buf, 3), 0);
+		ra_expect(buf, 12, 3);
+		readahead_free(ra);
+		extmap_free(&m);
+	}
+	ra_teardown(&f);
+	free(buf);
+}
+
 /* A window in the middle, skipping ahead, and the refusals. */
 static void readahead_window_skips_and_refusals(void **state)
 {
@@ -470,7 +508,7 @@ static void readahead_reports_a_map_past_the_device(void **state)
 
 int main(void)
 {
-	enum { N_FIXED = 12, N_B = sizeof(bounds_cases) / sizeof(bounds_cases[0]) };
+	enum { N_FIXED = 13, N_B = sizeof(bounds_cases) / sizeof(bounds_cases[0]) };
 	static const struct CMUnitTest fixed[N_FIXED] = {
 	    NAMED(contiguous_pages_merge),    NAMED(gaps_and_backward_pages_start_extents),
 	    NAMED(bad_adds_refused),	      NAMED(lookup_before_index_or_beyond_end),
@@ -480,6 +518,7 @@ int main(void)
 	    NAMED(readahead_window_skips_and_refusals),
 	    NAMED(readahead_reports_a_map_past_the_device),
 	    NAMED(reserved_map_never_grows),
+	    NAMED(readahead_made_before_its_map),
 	};
 	struct CMUnitTest tests[N_FIXED + N_B];
 	size_t n = 0;
