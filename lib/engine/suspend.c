@@ -469,7 +469,7 @@ static void fill_identity(struct hib_header *h)
 }
 
 /* After the snapshot: move the stream to disk and seal it with the signature. */
-static int write_image(struct suspend_ctx *sc, const uint8_t *orig_page, struct hib_header *h,
+static int write_image(struct suspend_ctx *sc, uint8_t *orig_page, struct hib_header *h,
 		       bool *ret_sig_written)
 {
 	pthread_t writer;
@@ -887,7 +887,8 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		r = -EIO;
 out:
 	if (sig_written) {
-		int k = hib_sig_restore(t, h->orig_tail);
+		/* What to put back is h->orig_tail: orig_page is free to read page 0 into. */
+		int k = hib_sig_restore_buf(t, h->orig_tail, orig_page);
 		if (k < 0)
 			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
 				t->path, t->path);

@@ -58,10 +58,14 @@ int hib_target_check_range(const struct hib_target *t, uint64_t off, size_t len)
 
 /* The signature page (swapsig.c). */
 int hib_sig_read(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE], enum hib_sig_state *ret);
-/* Put @tail at the end of @orig_page and write it as page 0, then sync. */
-int hib_sig_write_image(struct hib_target *t, const uint8_t orig_page[HIB_PAGE_SIZE],
+/* Put @tail at the end of @page (page 0 as it was, a hib_alloc_pages page:
+ * changed in place, nothing is allocated) and write it as page 0, then sync. */
+int hib_sig_write_image(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE],
 			const struct hib_sig_tail *tail);
 /* Put @orig_tail (or, if NULL, a zero tail ending in SWAPSPACE2) back into page 0, sync. */
 int hib_sig_restore(struct hib_target *t, const uint8_t *orig_tail);
+/* The same in @page (a hib_alloc_pages page), allocating nothing: after the freeze. */
+int hib_sig_restore_buf(struct hib_target *t, const uint8_t *orig_tail,
+			uint8_t page[HIB_PAGE_SIZE]);
 
 #endif
