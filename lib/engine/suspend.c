@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/swap.h>
+#include <sys/sysinfo.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <xxhash.h>
@@ -197,7 +198,8 @@ static int alloc_block_pages(struct suspend_ctx *sc, uint64_t pages)
 			return log_err(r, "allocating a swap page failed: %m");
 		r = extmap_add(&sc->map, off, 1);
 		if (r < 0)
-			return r;
+			return log_err(r, "the extent map is full (%zu extents): the area handed out "
+					  "more pages than it had free before the freeze", sc->map.cap);
 	}
 	return 0;
 }
@@ -580,6 +582,46 @@ static int write_image(struct suspend_ctx *sc, uint8_t *orig_page, struct hib_he
 	return 0;
 }
 
+/*
+ * Room in the extent map for every extent the image can have, so the writer
+ * never grows it while the image is held. An extent holds at least a page:
+ * there are at most as many as the pages the image takes, which are at most
+ * the area's free pages (counted last before the freeze), and at most what a
+ * stream up to the user's limit, or up to RAM (the kernel's copy is in
+ * memory; a PFN per page and a header page come with it), takes on disk: its
+ * pages and one more per block (a record's header, and a sealed one's tag).
+ * An extent costs 24 bytes (16 in the map, 8 in its index), so 6 MiB per GiB
+ * the image can take, if no two of its pages touch.
+ */
+static int reserve_map(struct suspend_ctx *sc, uint32_t block_bytes)
+{
+	uint64_t pages, stream = UINT64_MAX;
+	int r = hib_target_avail_pages(sc->t, sc->snap, &pages);
+
+	if (r < 0)
+		return log_err(r, "%s: the free space of the area is unknown: %m", sc->t->path);
+	if (sc->o->image_size > 0)
+		stream = (uint64_t)sc->o->image_size / HIB_PAGE_SIZE;
+	if (!sc->snap->is_fake) {
+		struct sysinfo si;
+
+		if (sysinfo(&si) == 0) {
+			uint64_t ram = (uint64_t)si.totalram * si.mem_unit / HIB_PAGE_SIZE;
+
+			stream = MIN(stream, ram + ram / 512 + 2);
+		}
+	}
+	if (stream != UINT64_MAX)
+		pages = MIN(pages, stream + DIV_ROUND_UP(stream, block_bytes / HIB_PAGE_SIZE));
+	r = extmap_reserve(&sc->map, (size_t)MIN(pages, (uint64_t)SIZE_MAX));
+	if (r < 0)
+		return log_err(r, "allocating the extent map (%llu extents) failed: %m",
+			       (unsigned long long)pages);
+	log_debug("extent map: room for %zu extents, %zu KiB", sc->map.cap,
+		  sc->map.cap * (sizeof(*sc->map.ext) + sizeof(*sc->map.start)) >> 10);
+	return 0;
+}
+
 static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t *page,
 			bool auto_swapon, bool *ret_swapped_on)
 {
@@ -743,6 +785,12 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 
 	if (!snap->is_fake && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		log_warn("mlockall failed (%s): pages of this program may be swapped", strerror(errno));
+	/* After mlockall, which brought our swapped-out pages back and freed their
+	 * slots: the last thing before the freeze, when the area's free pages are
+	 * what the image can take. */
+	r = reserve_map(&sc, block_bytes);
+	if (r < 0)
+		goto out;
 
 	t0 = hib_now_ms();
 	tp = t0;

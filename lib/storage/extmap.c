@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,8 @@ int extmap_reserve(struct hib_extmap *m, size_t max_extents)
 	size_t cap = MAX(max_extents, (size_t)1);
 	int r;
 
+	if (cap > SIZE_MAX / sizeof(*m->ext))
+		return -ENOMEM;
 	if (cap > m->cap) {
 		r = extmap_grow(m, cap);
 		if (r < 0)

@@ -35,6 +35,10 @@ static inline uint64_t hib_target_sig_offset(const struct hib_target *t)
 
 /* A page for the image: from the kernel's swap allocator, or a plain file's own pages. */
 int hib_target_alloc_page(struct hib_target *t, struct hib_snapshot *snap, uint64_t *ret_off);
+/* How many more pages hib_target_alloc_page can hand out now: the swap
+ * area's free pages (AVAIL_SWAP_SIZE), or a plain file's pages not yet
+ * handed out. */
+int hib_target_avail_pages(struct hib_target *t, struct hib_snapshot *snap, uint64_t *ret_pages);
 /* Restart the allocator (the kernel frees its swap pages itself). */
 void hib_target_alloc_reset(struct hib_target *t, struct hib_snapshot *snap);
 /* Does this target take its pages from the kernel's swap allocator? */
