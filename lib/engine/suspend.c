@@ -53,6 +53,8 @@ struct suspend_ctx {
 	 * again and again (seen under TCG: 100000 retries ran out). */
 	pthread_mutex_t snap_mu;
 	uint64_t hdr_off;          /* the header page, allocated before the snapshot */
+	uint64_t *map_offs;        /* write_map's: where each map page goes */
+	struct hib_map_page *map_page;
 	XXH3_state_t stream_st;    /* the blocks' raw_xxh3, in order (the writer) */
 	uint64_t snap_ns;          /* the reader's time inside /dev/snapshot's read() */
 };
@@ -427,12 +429,10 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_pages)
 {
 	uint32_t n = extmap_pages_needed(&sc->map);
-	_cleanup_(freep) uint64_t *offs = calloc(n ? n : 1, sizeof(*offs));
-	_cleanup_(freep) struct hib_map_page *mp = hib_alloc_pages(HIB_PAGE_SIZE);
+	uint64_t *offs = sc->map_offs;            /* room for the map's reservation */
+	struct hib_map_page *mp = sc->map_page;
 	int r;
 
-	if (!offs || !mp)
-		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		r = alloc_page(sc, &offs[i]);
 		if (r < 0)
@@ -614,6 +614,13 @@ static int reserve_map(struct suspend_ctx *sc, uint32_t block_bytes)
 	if (stream != UINT64_MAX)
 		pages = MIN(pages, stream + DIV_ROUND_UP(stream, block_bytes / HIB_PAGE_SIZE));
 	r = extmap_reserve(&sc->map, (size_t)MIN(pages, (uint64_t)SIZE_MAX));
+	if (r == 0) {
+		/* write_map's too: a map page's place for every HIB_MAP_ENTRIES extents. */
+		sc->map_offs = calloc(extmap_pages_needed_for(sc->map.cap), sizeof(*sc->map_offs));
+		sc->map_page = hib_alloc_pages(HIB_PAGE_SIZE);
+		if (!sc->map_offs || !sc->map_page)
+			r = -ENOMEM;
+	}
 	if (r < 0)
 		return log_err(r, "allocating the extent map (%llu extents) failed: %m",
 			       (unsigned long long)pages);
@@ -957,6 +964,8 @@ early_out:
 	crypt_key_free(sc.key);
 	engine_pipe_free(&sc.ep);
 	extmap_free(&sc.map);
+	free(sc.map_offs);
+	free(sc.map_page);
 	/* After the cycle, whichever way it ended (resumed, failed, cancelled).
 	 * swapoff brings swapped-out pages back and stops with EINTR whenever
 	 * signal_pending() is true, which the io_uring rings closed just above

@@ -36,10 +36,14 @@ int extmap_add(struct hib_extmap *m, uint64_t byte_offset, uint64_t pages);
 int extmap_index(struct hib_extmap *m);
 /* Device byte offset of logical page @lp and how many pages run on contiguously. */
 int extmap_lookup(const struct hib_extmap *m, uint64_t lp, uint64_t *ret_off, uint64_t *ret_run);
-/* Map pages needed to store the map. */
+/* Map pages needed to store @extents extents, and the map. */
+static inline uint32_t extmap_pages_needed_for(size_t extents)
+{
+	return (uint32_t)((extents + HIB_MAP_ENTRIES - 1) / HIB_MAP_ENTRIES);
+}
 static inline uint32_t extmap_pages_needed(const struct hib_extmap *m)
 {
-	return (uint32_t)((m->n + HIB_MAP_ENTRIES - 1) / HIB_MAP_ENTRIES);
+	return extmap_pages_needed_for(m->n);
 }
 /* Every extent inside [lo, hi) bytes and none overlapping [skip, skip + page). */
 int extmap_check_bounds(const struct hib_extmap *m, uint64_t lo, uint64_t hi, uint64_t skip);
