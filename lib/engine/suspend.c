@@ -55,6 +55,9 @@ struct suspend_ctx {
 	uint64_t hdr_off;          /* the header page, allocated before the snapshot */
 	uint64_t *map_offs;        /* write_map's: where each map page goes */
 	struct hib_map_page *map_page;
+	uint8_t *verify_rec;       /* --verify's: a record read back, its block decoded, */
+	uint8_t *verify_out;
+	struct hib_readahead *verify_ra; /* and its reads, given the map's range later */
 	XXH3_state_t stream_st;    /* the blocks' raw_xxh3, in order (the writer) */
 	uint64_t snap_ns;          /* the reader's time inside /dev/snapshot's read() */
 };
@@ -379,30 +382,43 @@ static int produce_stream(struct suspend_ctx *sc)
  * before the signature makes the image count. Catches a disk or a mapping
  * that does not return what was written.
  */
-/* Read-ahead for --verify: after the snapshot, so kept small (4 MiB). */
+/* Read-ahead for --verify: made before the freeze and held through the
+ * snapshot, so kept small (4 MiB). */
 #define VERIFY_RA_CHUNK_PAGES 256u
 #define VERIFY_RA_DEPTH 4u
+
+/* What verify_image needs, before the freeze: its buffers, and a read-ahead
+ * over the map, which gets its range once the image is written. */
+static int verify_prepare(struct suspend_ctx *sc)
+{
+	int r;
+
+	sc->verify_rec = hib_alloc_pages(codec_record_bound(sc->ep.block_bytes));
+	sc->verify_out = hib_alloc_pages(sc->ep.block_bytes);
+	if (!sc->verify_rec || !sc->verify_out)
+		return log_err(-ENOMEM, "verify: allocating the buffers failed: %m");
+	r = readahead_new(sc->t, &sc->map, 0, 0, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH,
+			  !getenv("HIBERNATE_NO_URING"), &sc->verify_ra);
+	if (r < 0)
+		return log_err(r, "verify: setting up the reads failed: %m");
+	return 0;
+}
 
 static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 {
 	struct hib_codec_ctx *c = sc->ep.ctx[0]; /* the workers have stopped */
 	uint32_t block_bytes = sc->ep.block_bytes;
-	_cleanup_(freep) uint8_t *rec = hib_alloc_pages(codec_record_bound(block_bytes));
-	_cleanup_(freep) uint8_t *out = hib_alloc_pages(block_bytes);
-	_cleanup_(readahead_freep) struct hib_readahead *ra = NULL;
+	uint8_t *rec = sc->verify_rec, *out = sc->verify_out;
+	struct hib_readahead *ra = sc->verify_ra;
 	XXH3_state_t st;
 	uint64_t lp = 0, stream = 0, t0 = hib_now_ms();
 	int r;
 
-	/* Allocated after the snapshot: small, and the image already made room. */
-	if (!rec || !out)
-		return -ENOMEM;
 	/* libxxhash 0.8.1 reads the state's old seed to decide whether to rebuild its
 	 * secret: a stack state must be initialised or the hash is wrong at random. */
 	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, sc->image_id);
-	r = readahead_new(sc->t, &sc->map, 0, sc->map.pages, VERIFY_RA_CHUNK_PAGES,
-			  VERIFY_RA_DEPTH, !getenv("HIBERNATE_NO_URING"), &ra);
+	r = readahead_reset(ra, 0, sc->map.pages);
 	if (r < 0)
 		return log_err(r, "verify: setting up the reads failed: %m");
 	for (uint32_t i = 0; i < sc->nr_blocks; i++) {
@@ -757,6 +773,11 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		log_err(r, "setting up the writer failed: %m");
 		goto early_out;
 	}
+	if (o->verify) {
+		r = verify_prepare(&sc);
+		if (r < 0)
+			goto early_out;
+	}
 	/* Adaptive needs worker threads (inline, the codec is the reader) and
 	 * asynchronous writes (a synchronous write hides the disk's rate). */
 	sc.adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc.ep.workers > 0 &&
@@ -963,6 +984,9 @@ early_out:
 	free(sc.writer);
 	crypt_key_free(sc.key);
 	engine_pipe_free(&sc.ep);
+	readahead_free(sc.verify_ra); /* reads of the map's pages may be in flight */
+	free(sc.verify_rec);
+	free(sc.verify_out);
 	extmap_free(&sc.map);
 	free(sc.map_offs);
 	free(sc.map_page);
