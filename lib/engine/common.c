@@ -249,15 +249,12 @@ int engine_image_report(struct hib_target *t, const struct engine_image *img, ui
 	return header_page_replace(t, img, &rep);
 }
 
-int engine_report_take(struct hib_target *t, uint64_t hdr_off, uint64_t image_id,
+int engine_report_take(struct hib_target *t, uint64_t hdr_off, uint64_t image_id, void *page,
 		       struct hib_report *ret)
 {
-	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
 	struct hib_report rep;
 	int r;
 
-	if (!page)
-		return -ENOMEM;
 	r = hib_target_read(t, hdr_off, page, HIB_PAGE_SIZE);
 	if (r < 0)
 		return r;

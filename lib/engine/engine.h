@@ -50,8 +50,10 @@ int engine_image_wipe(struct hib_target *t, const struct engine_image *img);
 int engine_image_report(struct hib_target *t, const struct engine_image *img, uint64_t load_ms,
 			unsigned load_threads);
 /* The resumed system: the report at @hdr_off for image @image_id, if any, into
- * @ret; the page is zeroed.  -ENOENT when there is none. */
-int engine_report_take(struct hib_target *t, uint64_t hdr_off, uint64_t image_id,
+ * @ret; the page is zeroed.  -ENOENT when there is none.  @page (a
+ * hib_alloc_pages page) is worked in: the resumed system is still frozen, and
+ * nothing is allocated. */
+int engine_report_take(struct hib_target *t, uint64_t hdr_off, uint64_t image_id, void *page,
 		       struct hib_report *ret);
 
 /* Stale images (fsstate.c): record mounted filesystems' state into the header

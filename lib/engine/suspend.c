@@ -860,7 +860,8 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 
 		if (ret_stats)
 			memset(ret_stats, 0, sizeof(*ret_stats));
-		if (engine_report_take(t, sc.hdr_off, sc.image_id, &rep) == 0 && ret_stats) {
+		/* h, the header this cycle never wrote, is the page to read it in. */
+		if (engine_report_take(t, sc.hdr_off, sc.image_id, h, &rep) == 0 && ret_stats) {
 			ret_stats->resumed_report = true;
 			ret_stats->stream_bytes = rep.stream_bytes;
 			ret_stats->stored_bytes = rep.stored_bytes;
