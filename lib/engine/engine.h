@@ -57,8 +57,17 @@ int engine_report_take(struct hib_target *t, uint64_t hdr_off, uint64_t image_id
 		       struct hib_report *ret);
 
 /* Stale images (fsstate.c): record mounted filesystems' state into the header
- * after the snapshot; check it before a restore (-ESTALE when changed). */
-int engine_fs_record(struct hib_header *h);
+ * after the snapshot, in buffers made before the freeze (engine_fs_buf_new:
+ * the mount table, with room to grow, and a superblock region), allocating
+ * nothing; check it before a restore (-ESTALE when changed). */
+struct engine_fs_buf {
+	char *mounts;
+	size_t mounts_cap;
+	uint8_t *sb;
+};
+int engine_fs_buf_new(struct engine_fs_buf *ret);
+void engine_fs_buf_free(struct engine_fs_buf *b);
+int engine_fs_record(struct hib_header *h, struct engine_fs_buf *b);
 int engine_fs_check(const struct hib_target *t, const struct hib_header *h);
 
 #endif

@@ -58,6 +58,7 @@ struct suspend_ctx {
 	uint8_t *verify_rec;       /* --verify's: a record read back, its block decoded, */
 	uint8_t *verify_out;
 	struct hib_readahead *verify_ra; /* and its reads, given the map's range later */
+	struct engine_fs_buf fs;   /* engine_fs_record's, the kernel's device only */
 	XXH3_state_t stream_st;    /* the blocks' raw_xxh3, in order (the writer) */
 	uint64_t snap_ns;          /* the reader's time inside /dev/snapshot's read() */
 };
@@ -778,6 +779,10 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		if (r < 0)
 			goto early_out;
 	}
+	if (!snap->is_fake && (r = engine_fs_buf_new(&sc.fs)) < 0) {
+		log_err(r, "allocating the mount table's buffer failed: %m");
+		goto early_out;
+	}
 	/* Adaptive needs worker threads (inline, the codec is the reader) and
 	 * asynchronous writes (a synchronous write hides the disk's rate). */
 	sc.adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc.ep.workers > 0 &&
@@ -905,7 +910,7 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 	}
 	/* Now, not before: FREEZE synced, and nothing writes a filesystem any more. */
 	if (!snap->is_fake)
-		engine_fs_record(h);
+		engine_fs_record(h, &sc.fs);
 
 	r = write_image(&sc, orig_page, h, &sig_written);
 	if (r < 0)
@@ -988,6 +993,7 @@ early_out:
 	readahead_free(sc.verify_ra); /* reads of the map's pages may be in flight */
 	free(sc.verify_rec);
 	free(sc.verify_out);
+	engine_fs_buf_free(&sc.fs);
 	extmap_free(&sc.map);
 	free(sc.map_offs);
 	free(sc.map_page);
