@@ -2,10 +2,15 @@
 /*
  * Hibernate: the cycle, phase by phase.
  *
- *   check target → allocate everything → mlockall → FREEZE → CREATE_IMAGE
- *   → [resumed? thaw and return] → stream: reader (this thread) → codec
- *   workers → writer thread (allocates swap pages, writes blocks) → map →
- *   header → sync → signature → sync → power down.
+ *   check target → allocate everything → mlockall → reserve the extent map
+ *   → FREEZE → CREATE_IMAGE → [resumed? thaw and return] → stream: reader
+ *   (this thread) → codec workers → writer thread (allocates swap pages,
+ *   writes blocks) → map → header → sync → signature → sync → power down.
+ *
+ * From FREEZE to the thaw nothing is allocated (tests/unit/test-alloc.c
+ * counts it), but what pthread_create takes for the codec and writer threads
+ * (a stack, a TLS vector): they cannot start earlier, as FREEZE freezes every
+ * task but the caller, this process's other threads too.
  *
  * On any failure after the freeze: the signature is put back if it was
  * written, swap pages and the image are freed, processes thaw.
@@ -753,7 +758,9 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		goto early_out;
 	}
 
-	/* Everything the cycle needs is allocated now: nothing may need swap once frozen. */
+	/* Everything the cycle needs is allocated from here to the freeze: memory
+	 * needed once processes are frozen could only come from pushing pages out
+	 * to the swap the image goes to. */
 	sc.image_id = hib_random_u64();
 	r = engine_pipe_new(o, block_bytes, sc.image_id, encode_work, block_bytes,
 			    codec_record_bound(block_bytes), &sc.ep);
