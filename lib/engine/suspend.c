@@ -393,21 +393,44 @@ static int produce_stream(struct suspend_ctx *sc)
 #define VERIFY_RA_CHUNK_PAGES 256u
 #define VERIFY_RA_DEPTH 4u
 
-/* What verify_image needs, before the freeze: its buffers, and a read-ahead
- * over the map, which gets its range once the image is written. */
-static int verify_prepare(struct suspend_ctx *sc)
+/*
+ * What the cycle uses while frozen besides the pipeline and the extent map,
+ * made before the freeze: --verify's buffers and a read-ahead over the map
+ * (its range given once the image is written), and the stale-image record's
+ * buffers (the kernel's device only: the fakes have no filesystems).
+ */
+static int frozen_bufs_new(struct suspend_ctx *sc)
 {
 	int r;
 
-	sc->verify_rec = hib_alloc_pages(codec_record_bound(sc->ep.block_bytes));
-	sc->verify_out = hib_alloc_pages(sc->ep.block_bytes);
-	if (!sc->verify_rec || !sc->verify_out)
-		return log_err(-ENOMEM, "verify: allocating the buffers failed: %m");
-	r = readahead_new(sc->t, &sc->map, 0, 0, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH,
-			  !getenv("HIBERNATE_NO_URING"), &sc->verify_ra);
-	if (r < 0)
-		return log_err(r, "verify: setting up the reads failed: %m");
+	if (sc->o->verify) {
+		sc->verify_rec = hib_alloc_pages(codec_record_bound(sc->ep.block_bytes));
+		sc->verify_out = hib_alloc_pages(sc->ep.block_bytes);
+		if (!sc->verify_rec || !sc->verify_out)
+			return log_err(-ENOMEM, "verify: allocating the buffers failed: %m");
+		r = readahead_new(sc->t, &sc->map, 0, 0, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH,
+				  !getenv("HIBERNATE_NO_URING"), &sc->verify_ra);
+		if (r < 0)
+			return log_err(r, "verify: setting up the reads failed: %m");
+	}
+	if (!sc->snap->is_fake) {
+		r = engine_fs_buf_new(&sc->fs);
+		if (r < 0)
+			return log_err(r, "allocating the mount table's buffer failed: %m");
+	}
 	return 0;
+}
+
+/* Those, and the extent map's (reserve_map). */
+static void frozen_bufs_free(struct suspend_ctx *sc)
+{
+	readahead_free(sc->verify_ra); /* before the map: reads of its pages may be in flight */
+	free(sc->verify_rec);
+	free(sc->verify_out);
+	engine_fs_buf_free(&sc->fs);
+	extmap_free(&sc->map);
+	free(sc->map_offs);
+	free(sc->map_page);
 }
 
 static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
@@ -613,7 +636,9 @@ static int write_image(struct suspend_ctx *sc, uint8_t *orig_page, struct hib_he
  * memory; a PFN per page and a header page come with it), takes on disk: its
  * pages and one more per block (a record's header, and a sealed one's tag).
  * An extent costs 24 bytes (16 in the map, 8 in its index), so 6 MiB per GiB
- * the image can take, if no two of its pages touch.
+ * the image can take, if no two of its pages touch. Called last before the
+ * freeze, after mlockall, which brought our swapped-out pages back and freed
+ * their slots.
  */
 static int reserve_map(struct suspend_ctx *sc, uint32_t block_bytes)
 {
@@ -758,9 +783,8 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		goto early_out;
 	}
 
-	/* Everything the cycle needs is allocated from here to the freeze: memory
-	 * needed once processes are frozen could only come from pushing pages out
-	 * to the swap the image goes to. */
+	/* Everything the cycle needs is allocated from here to the freeze: memory needed
+	 * once frozen could only come from pushing pages out to the image's swap. */
 	sc.image_id = hib_random_u64();
 	r = engine_pipe_new(o, block_bytes, sc.image_id, encode_work, block_bytes,
 			    codec_record_bound(block_bytes), &sc.ep);
@@ -781,15 +805,9 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		log_err(r, "setting up the writer failed: %m");
 		goto early_out;
 	}
-	if (o->verify) {
-		r = verify_prepare(&sc);
-		if (r < 0)
-			goto early_out;
-	}
-	if (!snap->is_fake && (r = engine_fs_buf_new(&sc.fs)) < 0) {
-		log_err(r, "allocating the mount table's buffer failed: %m");
+	r = frozen_bufs_new(&sc);
+	if (r < 0)
 		goto early_out;
-	}
 	/* Adaptive needs worker threads (inline, the codec is the reader) and
 	 * asynchronous writes (a synchronous write hides the disk's rate). */
 	sc.adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc.ep.workers > 0 &&
@@ -825,9 +843,6 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 
 	if (!snap->is_fake && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		log_warn("mlockall failed (%s): pages of this program may be swapped", strerror(errno));
-	/* After mlockall, which brought our swapped-out pages back and freed their
-	 * slots: the last thing before the freeze, when the area's free pages are
-	 * what the image can take. */
 	r = reserve_map(&sc, block_bytes);
 	if (r < 0)
 		goto out;
@@ -997,13 +1012,7 @@ early_out:
 	free(sc.writer);
 	crypt_key_free(sc.key);
 	engine_pipe_free(&sc.ep);
-	readahead_free(sc.verify_ra); /* reads of the map's pages may be in flight */
-	free(sc.verify_rec);
-	free(sc.verify_out);
-	engine_fs_buf_free(&sc.fs);
-	extmap_free(&sc.map);
-	free(sc.map_offs);
-	free(sc.map_page);
+	frozen_bufs_free(&sc);
 	/* After the cycle, whichever way it ended (resumed, failed, cancelled).
 	 * swapoff brings swapped-out pages back and stops with EINTR whenever
 	 * signal_pending() is true, which the io_uring rings closed just above
