@@ -179,7 +179,8 @@ int engine_fs_record(struct hib_header *h, struct engine_fs_buf *b)
 		return (int)len;
 	if ((size_t)len == b->mounts_cap)
 		log_warn("the mount table grew past %zu KiB since the cycle began; only the "
-			 "filesystems in its first part are checked at resume", b->mounts_cap >> 10);
+			 "filesystems in its first part are checked at resume",
+			 b->mounts_cap >> 10);
 	/* Whole lines only: one cut off at the buffer's end is left out. */
 	for (line = b->mounts; !full; line = end + 1) {
 		end = memchr(line, '\n', (size_t)(b->mounts + len - line));

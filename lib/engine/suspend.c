@@ -209,8 +209,9 @@ static int alloc_block_pages(struct suspend_ctx *sc, uint64_t pages)
 			return log_err(r, "allocating a swap page failed: %m");
 		r = extmap_add(&sc->map, off, 1);
 		if (r < 0)
-			return log_err(r, "the extent map is full (%zu extents): the area handed out "
-					  "more pages than it had free before the freeze", sc->map.cap);
+			return log_err(r, "the extent map is full (%zu extents): the area "
+					  "handed out more pages than it had free before "
+					  "the freeze", sc->map.cap);
 	}
 	return 0;
 }

@@ -413,8 +413,10 @@ static void zstd_static_context_fits_every_block(void **state)
 			codec_ctx_set_seed(f.ctx, SEED);
 			/* Text: every page compresses, so only a context that is too
 			 * small stores one raw. */
-			for (uint32_t i = 0; i < f.block; i++)
-				f.raw[i] = (uint8_t)text[(i * 7 + i / HIB_PAGE_SIZE) % (sizeof(text) - 1)];
+			for (uint32_t i = 0; i < f.block; i++) {
+				uint32_t k = i * 7 + i / HIB_PAGE_SIZE;
+				f.raw[i] = (uint8_t)text[k % (sizeof(text) - 1)];
+			}
 			for (uint32_t sz = HIB_PAGE_SIZE;; sz = MIN(2 * sz, f.block)) {
 				const struct hib_block_hdr *h = encode(&f, sz, 0);
 
