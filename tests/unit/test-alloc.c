@@ -260,35 +260,48 @@ struct alloc_case {
 	uint32_t frag_every;
 	bool verify, encrypt, no_uring;
 	enum outcome outcome;
+	bool limit;          /* --image-size of exactly the stream: the map's tightest bound */
 };
 
+#define LZ4 .codec = HIB_COMPRESS_LZ4
+#define ZSTD(l) .codec = HIB_COMPRESS_ZSTD, .level = (l)
+#define NONE .codec = HIB_COMPRESS_NONE
+
 static const struct alloc_case cases[] = {
-	{ "lz4_1_thread", HIB_COMPRESS_LZ4, 0, 1, 3000, 0, false, false, false, WRITTEN },
-	{ "lz4_4_threads", HIB_COMPRESS_LZ4, 0, 4, 3000, 0, false, false, false, WRITTEN },
-	{ "zstd3_1_thread", HIB_COMPRESS_ZSTD, 3, 1, 1500, 0, false, false, false, WRITTEN },
-	{ "zstd3_3_threads", HIB_COMPRESS_ZSTD, 3, 3, 1500, 0, false, false, false, WRITTEN },
-	{ "zstd19_1_thread", HIB_COMPRESS_ZSTD, 19, 1, 400, 0, false, false, false, WRITTEN },
-	{ "zstd19_2_threads", HIB_COMPRESS_ZSTD, 19, 2, 400, 0, false, false, false, WRITTEN },
-	{ "none_1_thread", HIB_COMPRESS_NONE, 0, 1, 2000, 0, false, false, false, WRITTEN },
-	{ "none_4_threads", HIB_COMPRESS_NONE, 0, 4, 2000, 0, false, false, false, WRITTEN },
+	{ "lz4_1_thread", LZ4, .threads = 1, .stream_pages = 3000 },
+	{ "lz4_4_threads", LZ4, .threads = 4, .stream_pages = 3000 },
+	{ "zstd3_1_thread", ZSTD(3), .threads = 1, .stream_pages = 1500 },
+	{ "zstd3_3_threads", ZSTD(3), .threads = 3, .stream_pages = 1500 },
+	{ "zstd19_1_thread", ZSTD(19), .threads = 1, .stream_pages = 400 },
+	{ "zstd19_2_threads", ZSTD(19), .threads = 2, .stream_pages = 400 },
+	{ "none_1_thread", NONE, .threads = 1, .stream_pages = 2000 },
+	{ "none_4_threads", NONE, .threads = 4, .stream_pages = 2000 },
 	/* Every other page of the area taken: an extent per page, several map pages. */
-	{ "lz4_fragmented", HIB_COMPRESS_LZ4, 0, 2, 3000, 2, false, false, false, WRITTEN },
-	{ "lz4_verify", HIB_COMPRESS_LZ4, 0, 2, 3000, 3, true, false, false, WRITTEN },
-	{ "zstd3_verify_1_thread", HIB_COMPRESS_ZSTD, 3, 1, 1500, 0, true, false, false, WRITTEN },
-	{ "zstd3_encrypted", HIB_COMPRESS_ZSTD, 3, 2, 1500, 0, false, true, false, WRITTEN },
-	{ "lz4_encrypted_verify", HIB_COMPRESS_LZ4, 0, 1, 1500, 5, true, true, false, WRITTEN },
-	{ "lz4_no_uring_verify", HIB_COMPRESS_LZ4, 0, 2, 2000, 4, true, false, true, WRITTEN },
-	{ "lz4_cancelled", HIB_COMPRESS_LZ4, 0, 2, 3000, 0, false, false, false, CANCELLED },
-	{ "zstd3_cancelled_1_thread", HIB_COMPRESS_ZSTD, 3, 1, 1500, 0, false, false, false,
-	  CANCELLED },
+	{ "lz4_fragmented", LZ4, .threads = 2, .stream_pages = 3000, .frag_every = 2 },
+	{ "lz4_verify", LZ4, .threads = 2, .stream_pages = 3000, .frag_every = 3, .verify = true },
+	{ "zstd3_verify_1_thread", ZSTD(3), .threads = 1, .stream_pages = 1500, .verify = true },
+	{ "zstd3_encrypted", ZSTD(3), .threads = 2, .stream_pages = 1500, .encrypt = true },
+	{ "lz4_encrypted_verify", LZ4, .threads = 1, .stream_pages = 1500, .frag_every = 5,
+	  .verify = true, .encrypt = true },
+	{ "lz4_no_uring_verify", LZ4, .threads = 2, .stream_pages = 2000, .frag_every = 4,
+	  .verify = true, .no_uring = true },
+	/* Sealed raw blocks take a page more than their stream, and no two pages
+	 * touch: exactly as many extents as the image-size limit lets the map hold. */
+	{ "none_encrypted_at_the_limit", NONE, .threads = 2, .stream_pages = 1500, .frag_every = 2,
+	  .encrypt = true, .limit = true },
+	{ "lz4_cancelled", LZ4, .threads = 2, .stream_pages = 3000, .outcome = CANCELLED },
+	{ "zstd3_cancelled_1_thread", ZSTD(3), .threads = 1, .stream_pages = 1500,
+	  .outcome = CANCELLED },
 	/* Woken from RAM: the signature is put back while still frozen. */
-	{ "lz4_suspend_to_both", HIB_COMPRESS_LZ4, 0, 2, 1500, 0, false, false, false, RAM },
+	{ "lz4_suspend_to_both", LZ4, .threads = 2, .stream_pages = 1500, .outcome = RAM },
 	/* The restored system: the resume side's report is read and wiped. */
-	{ "lz4_resumed_branch", HIB_COMPRESS_LZ4, 0, 2, 500, 0, false, false, false, RESUMED },
+	{ "lz4_resumed_branch", LZ4, .threads = 2, .stream_pages = 500, .outcome = RESUMED },
 	/* Failures while frozen: logged (%m and all) and unwound. */
-	{ "lz4_read_error", HIB_COMPRESS_LZ4, 0, 2, 1500, 0, false, false, false, READ_ERROR },
-	{ "none_area_full", HIB_COMPRESS_NONE, 0, 2, 1500, 2, false, false, false, AREA_FULL },
+	{ "lz4_read_error", LZ4, .threads = 2, .stream_pages = 1500, .outcome = READ_ERROR },
+	{ "none_area_full", NONE, .threads = 2, .stream_pages = 1500, .frag_every = 2,
+	  .outcome = AREA_FULL },
 };
+
 
 static void options_for(const struct alloc_case *c, struct hib_options *o, atomic_uint *progress,
 			atomic_uint *cancel_calls, const struct hib_secret *secret)
@@ -299,6 +312,8 @@ static void options_for(const struct alloc_case *c, struct hib_options *o, atomi
 	o->threads = c->threads;
 	o->powerdown = c->outcome == RAM ? HIB_POWERDOWN_SUSPEND : HIB_POWERDOWN_NONE;
 	o->verify = c->verify;
+	if (c->limit)
+		o->image_size = (int64_t)(c->stream_pages * HIB_PAGE_SIZE);
 	o->progress = progress_count;
 	o->progress_userdata = progress;
 	if (c->outcome == CANCELLED) {
