@@ -647,7 +647,8 @@ static int reserve_map(struct suspend_ctx *sc, uint32_t block_bytes)
 	int r = hib_target_avail_pages(sc->t, sc->snap, &pages);
 
 	if (r < 0)
-		return log_err(r, "%s: the free space of the area is unknown: %m", sc->t->path);
+		return log_err(r, "%s: the free space of the area is unknown: %m",
+			       sc->t->file ? sc->t->file : sc->t->path);
 	if (sc->o->image_size > 0)
 		stream = (uint64_t)sc->o->image_size / HIB_PAGE_SIZE;
 	if (!sc->snap->is_fake) {
