@@ -4,7 +4,7 @@
 #include <string.h>
 #include <xxhash.h>
 /* The static-context functions (ZSTD_initStaticCCtx & co) are in zstd's
- * experimental section: stable since 1.4, exported by the shared library. */
+ * experimental section, which the shared library exports as well. */
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
