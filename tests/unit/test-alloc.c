@@ -9,11 +9,13 @@
  * thread of this process between the fake device's freeze and thaw -- by the
  * library and by what it calls (zstd, lz4, libsodium, liburing, libxxhash,
  * glibc) -- over whole cycles into a swap file: each codec, one thread and
- * several, --verify, encryption, a fragmented area, without io_uring, a
- * cancel, suspend-to-both, the resumed branch, and the resume of what was
- * written (from its freeze before ATOMIC_RESTORE, which the fake returns
- * from). Each case prints its count and fails on any allocation, with the
- * allocating call stacks.
+ * several, --verify, encryption, a fragmented area, an image at its
+ * --image-size limit, without io_uring, a cancel, a read error, a full area,
+ * suspend-to-both, the resumed branch, and the resume of what was written
+ * (from its freeze before ATOMIC_RESTORE, which the fake returns from); and
+ * the stale-image record, which only the kernel's device makes. Each case
+ * prints its count and fails on any allocation, with the allocating call
+ * stacks.
  *
  * One thing is not counted: what pthread_create() allocates for a thread it
  * creates (glibc callocs the new thread's TLS vector, and takes its stack
@@ -302,7 +304,6 @@ static const struct alloc_case cases[] = {
 	  .outcome = AREA_FULL },
 };
 
-
 static void options_for(const struct alloc_case *c, struct hib_options *o, atomic_uint *progress,
 			atomic_uint *cancel_calls, const struct hib_secret *secret)
 {
@@ -395,6 +396,8 @@ static void cycle_allocates_nothing_while_frozen(void **state)
 	options_for(c, &o, &progress, &cancel_calls, &secret);
 	if (c->no_uring)
 		setenv("HIBERNATE_NO_URING", "1", 1);
+	else
+		unsetenv("HIBERNATE_NO_URING");
 
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
@@ -444,8 +447,8 @@ static void fs_record_allocates_nothing(void **state)
 /*
  * Whether the counting sees allocations at all: one made here and one made
  * inside glibc (strdup), counted; one inside pthread_create, not. Otherwise
- * (malloc not ours: a sanitizer, a preloaded allocator) the cases are
- * skipped with the reason, rather than passing for counting nothing.
+ * (malloc not ours: valgrind, a sanitizer, a preloaded allocator) the cases
+ * are skipped with the reason, rather than passing for counting nothing.
  */
 #if ALLOC_COUNTING
 static void *thread_nop(void *arg)
