@@ -37,8 +37,17 @@ int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t blo
 		      uint32_t i, uint64_t stream_off, uint64_t *lp, void *rec);
 
 /* Stale images (fsstate.c): record mounted filesystems' state into the header
- * after the snapshot; check it before a restore (-ESTALE when changed). */
-int engine_fs_record(struct hib_header *h);
+ * after the snapshot, in buffers made before the freeze (engine_fs_buf_new:
+ * the mount table, with room to grow, and a superblock region), allocating
+ * nothing; check it before a restore (-ESTALE when changed). */
+struct engine_fs_buf {
+	char *mounts;
+	size_t mounts_cap;
+	uint8_t *sb;
+};
+int engine_fs_buf_new(struct engine_fs_buf *ret);
+void engine_fs_buf_free(struct engine_fs_buf *b);
+int engine_fs_record(struct hib_header *h, struct engine_fs_buf *b);
 int engine_fs_check(const struct hib_target *t, const struct hib_header *h);
 
 /* hibernate --test (testcycle.c): once the image is written, stop every other

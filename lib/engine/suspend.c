@@ -14,6 +14,11 @@
  * Each phase records how far it got; one unwind undoes exactly that, newest
  * first: the signature put back, swap pages and the image freed, processes
  * thawed, memory unlocked, swap turned off again.
+ *
+ * From FREEZE to the thaw nothing is allocated (tests/unit/test-alloc.c
+ * counts it), but what pthread_create takes for the codec and writer threads
+ * (a stack, a TLS vector): they cannot start earlier, as FREEZE freezes every
+ * task but the caller, this process's other threads too.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -21,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/swap.h>
+#include <sys/sysinfo.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <xxhash.h>
@@ -56,6 +62,12 @@ struct suspend_ctx {
 	 * again and again (seen under TCG: 100000 retries ran out). */
 	pthread_mutex_t snap_mu;
 	uint64_t hdr_off;          /* the header page, allocated before the snapshot */
+	uint64_t *map_offs;        /* write_map's: where each map page goes */
+	struct hib_map_page *map_page;
+	uint8_t *verify_rec;       /* --verify's: a record read back, its block decoded, */
+	uint8_t *verify_out;
+	struct hib_readahead *verify_ra; /* and its reads, given the map's range later */
+	struct engine_fs_buf fs;   /* engine_fs_record's, the kernel's device only */
 	XXH3_state_t stream_st;    /* the blocks' raw_xxh3, in order (the writer) */
 	uint64_t snap_ns;          /* the reader's time inside /dev/snapshot's read() */
 };
@@ -201,7 +213,9 @@ static int alloc_block_pages(struct suspend_ctx *sc, uint64_t pages)
 			return log_err(r, "allocating a swap page failed: %m");
 		r = extmap_add(&sc->map, off, 1);
 		if (r < 0)
-			return r;
+			return log_err(r, "the extent map is full (%zu extents): the area "
+					  "handed out more pages than it had free before "
+					  "the freeze", sc->map.cap);
 	}
 	return 0;
 }
@@ -379,28 +393,63 @@ static int produce_stream(struct suspend_ctx *sc)
  * before the signature makes the image count. Catches a disk or a mapping
  * that does not return what was written.
  */
-/* Read-ahead for --verify: after the snapshot, so kept small (4 MiB). */
+/* Read-ahead for --verify: made before the freeze and held through the
+ * snapshot, so kept small (4 MiB). */
 #define VERIFY_RA_CHUNK_PAGES 256u
 #define VERIFY_RA_DEPTH 4u
+
+/*
+ * What the cycle uses while frozen besides the pipeline and the extent map,
+ * made before the freeze: --verify's buffers and a read-ahead over the map
+ * (its range given once the image is written), and the stale-image record's
+ * buffers (only where the device freezes a real system with filesystems).
+ */
+static int frozen_bufs_new(struct suspend_ctx *sc)
+{
+	int r;
+
+	if (sc->o->verify) {
+		sc->verify_rec = hib_alloc_pages(codec_record_bound(sc->ep.block_bytes));
+		sc->verify_out = hib_alloc_pages(sc->ep.block_bytes);
+		if (!sc->verify_rec || !sc->verify_out)
+			return log_err(-ENOMEM, "verify: allocating the buffers failed: %m");
+		r = hib_readahead_new(sc->t, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH,
+				      sc->o->io_mode, &sc->verify_ra);
+		if (r < 0)
+			return log_err(r, "verify: setting up the reads failed: %m");
+	}
+	if (hib_snapshot_can(sc->snap, HIB_SNAP_CAP_FREEZES_SYSTEM)) {
+		r = engine_fs_buf_new(&sc->fs);
+		if (r < 0)
+			return log_err(r, "allocating the mount table's buffer failed: %m");
+	}
+	return 0;
+}
+
+/* Those, and the extent map's (reserve_map). */
+static void frozen_bufs_free(struct suspend_ctx *sc)
+{
+	hib_readahead_free(sc->verify_ra); /* before the map: reads of its pages may be in flight */
+	free(sc->verify_rec);
+	free(sc->verify_out);
+	engine_fs_buf_free(&sc->fs);
+	extmap_free(&sc->map);
+	free(sc->map_offs);
+	free(sc->map_page);
+}
 
 static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 {
 	struct hib_codec_ctx *c = sc->ep.ctx[0]; /* the workers have stopped */
 	uint32_t block_bytes = sc->ep.block_bytes;
-	_cleanup_(freep) uint8_t *rec = hib_alloc_pages(codec_record_bound(block_bytes));
-	_cleanup_(freep) uint8_t *out = hib_alloc_pages(block_bytes);
-	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
+	uint8_t *rec = sc->verify_rec, *out = sc->verify_out;
+	struct hib_readahead *ra = sc->verify_ra;
 	XXH3_state_t st;
 	uint64_t lp = 0, stream = 0, t0 = hib_now_ms();
 	int r;
 
-	/* Allocated after the snapshot: small, and the image already made room. */
-	if (!rec || !out)
-		return -ENOMEM;
 	hib_xxh3_reset(&st, sc->image_id);
-	r = hib_readahead_new(sc->t, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH, sc->o->io_mode, &ra);
-	if (r == 0)
-		r = hib_readahead_start(ra, &sc->map, 0, sc->map.pages);
+	r = hib_readahead_start(ra, &sc->map, 0, sc->map.pages);
 	if (r < 0)
 		return log_err(r, "verify: setting up the reads failed: %m");
 	for (uint32_t i = 0; i < sc->nr_blocks; i++) {
@@ -427,12 +476,10 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_pages)
 {
 	uint32_t n = extmap_pages_needed(&sc->map);
-	_cleanup_(freep) uint64_t *offs = calloc(n ? n : 1, sizeof(*offs));
-	_cleanup_(freep) struct hib_map_page *mp = hib_alloc_pages(HIB_PAGE_SIZE);
+	uint64_t *offs = sc->map_offs;            /* room for the map's reservation */
+	struct hib_map_page *mp = sc->map_page;
 	int r;
 
-	if (!offs || !mp)
-		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		r = alloc_page(sc, &offs[i]);
 		if (r < 0)
@@ -626,6 +673,9 @@ static int prepare_buffers(struct cycle *c)
 			sc->writer, &sc->ioq);
 	if (r < 0)
 		return log_err(r, "setting up the writer failed: %m");
+	r = frozen_bufs_new(sc);
+	if (r < 0)
+		return r;
 	/* Adaptive needs worker threads (inline, the codec is the reader) and
 	 * asynchronous writes (a synchronous write hides the disk's rate). */
 	sc->adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc->ep.workers > 0 &&
@@ -661,6 +711,56 @@ static int prepare_header(struct cycle *c)
 	return 0;
 }
 
+/*
+ * Room in the extent map for every extent the image can have, so the writer
+ * never grows it while the image is held. An extent holds at least a page:
+ * there are at most as many as the pages the image takes, which are at most
+ * the area's free pages (counted last before the freeze), and at most what a
+ * stream up to the user's limit, or up to RAM (the kernel's copy is in
+ * memory; a PFN per page and a header page come with it), takes on disk: its
+ * pages and one more per block (a record's header, and a sealed one's tag).
+ * An extent costs 24 bytes (16 in the map, 8 in its index), so 6 MiB per GiB
+ * the image can take, if no two of its pages touch. Called last before the
+ * freeze, after mlockall, which brought our swapped-out pages back and freed
+ * their slots.
+ */
+static int reserve_map(struct suspend_ctx *sc, uint32_t block_bytes)
+{
+	uint64_t pages, stream = UINT64_MAX;
+	int r = hib_target_avail_pages(sc->t, sc->snap, &pages);
+
+	if (r < 0)
+		return log_err(r, "%s: the free space of the area is unknown: %m",
+			       hib_target_name(sc->t));
+	if (sc->o->image_size > 0)
+		stream = (uint64_t)sc->o->image_size / HIB_PAGE_SIZE;
+	if (hib_snapshot_can(sc->snap, HIB_SNAP_CAP_FREEZES_SYSTEM)) {
+		struct sysinfo si;
+
+		if (sysinfo(&si) == 0) {
+			uint64_t ram = (uint64_t)si.totalram * si.mem_unit / HIB_PAGE_SIZE;
+
+			stream = MIN(stream, ram + ram / 512 + 2);
+		}
+	}
+	if (stream != UINT64_MAX)
+		pages = MIN(pages, stream + DIV_ROUND_UP(stream, block_bytes / HIB_PAGE_SIZE));
+	r = extmap_reserve(&sc->map, (size_t)MIN(pages, (uint64_t)SIZE_MAX));
+	if (r == 0) {
+		/* write_map's too: a map page's place for every HIB_MAP_ENTRIES extents. */
+		sc->map_offs = calloc(extmap_pages_needed_for(sc->map.cap), sizeof(*sc->map_offs));
+		sc->map_page = hib_alloc_pages(HIB_PAGE_SIZE);
+		if (!sc->map_offs || !sc->map_page)
+			r = -ENOMEM;
+	}
+	if (r < 0)
+		return log_err(r, "allocating the extent map (%llu extents) failed: %m",
+			       (unsigned long long)pages);
+	log_debug("extent map: room for %zu extents, %zu KiB", sc->map.cap,
+		  sc->map.cap * (sizeof(*sc->map.ext) + sizeof(*sc->map.start)) >> 10);
+	return 0;
+}
+
 /* Refuse a target that is not plain swap before a byte is written or a process
  * frozen; then take everything the cycle needs. */
 static int hibernate_prepare(struct cycle *c)
@@ -684,7 +784,8 @@ static int hibernate_prepare(struct cycle *c)
 	    mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		log_warn("mlockall failed (%s): pages of this program may be swapped", strerror(errno));
 	c->phase = SUSPEND_PREPARED;
-	return 0;
+	/* Last: the area's free pages as the freeze will find them. */
+	return reserve_map(&c->sc, c->block_bytes);
 }
 
 static int hibernate_freeze(struct cycle *c)
@@ -722,7 +823,8 @@ static void take_report(struct cycle *c)
 {
 	struct hib_report rep;
 
-	if (image_take_report(c->sc.t, c->sc.hdr_off, c->sc.image_id, &rep) < 0)
+	/* c->h, the header this cycle never wrote, is the page to read it in. */
+	if (image_take_report(c->sc.t, c->sc.hdr_off, c->sc.image_id, c->h, &rep) < 0)
 		return;
 	c->stats.resumed_report = true;
 	c->stats.stream_bytes = rep.stream_bytes;
@@ -773,7 +875,7 @@ static int hibernate_snapshot(struct cycle *c)
 			       (unsigned long long)((uint64_t)o->image_size >> 20));
 	/* Now, not before: FREEZE synced, and nothing writes a filesystem any more. */
 	if (hib_snapshot_can(sc->snap, HIB_SNAP_CAP_FREEZES_SYSTEM))
-		engine_fs_record(c->h);
+		engine_fs_record(c->h, &sc->fs);
 	return 0;
 }
 
@@ -969,7 +1071,8 @@ static void hibernate_unwind(struct cycle *c, int r)
 
 	if (c->phase >= SUSPEND_SEALED && !image_stays) {
 		const char *path = hib_target_path(sc->t);
-		int k = hib_sig_restore(sc->t, c->h->orig_tail);
+		/* What to put back is h->orig_tail: orig_page is free to read page 0 into. */
+		int k = hib_sig_restore_buf(sc->t, c->h->orig_tail, c->orig_page);
 
 		if (k < 0)
 			log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s",
@@ -987,7 +1090,7 @@ static void hibernate_unwind(struct cycle *c, int r)
 	free(sc->writer);
 	crypt_key_free(sc->key);
 	engine_pipe_free(&sc->ep);
-	extmap_free(&sc->map);
+	frozen_bufs_free(sc);
 	free(c->h);
 	free(c->orig_page);
 	if (c->swapped_on)

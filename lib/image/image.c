@@ -155,7 +155,7 @@ int image_write_header(struct hib_target *t, uint64_t off, struct hib_header *h)
 }
 
 int image_write_sig(struct hib_target *t, const struct hib_header *h, uint64_t header_off,
-		    const uint8_t orig_page[HIB_PAGE_SIZE])
+		    uint8_t orig_page[HIB_PAGE_SIZE])
 {
 	struct hib_sig_tail tail;
 	int r;
@@ -207,15 +207,12 @@ int image_write_report(struct hib_target *t, const struct image *img, uint64_t l
 	return header_page_replace(t, img, &rep);
 }
 
-int image_take_report(struct hib_target *t, uint64_t hdr_off, uint64_t image_id,
+int image_take_report(struct hib_target *t, uint64_t hdr_off, uint64_t image_id, void *page,
 		      struct hib_report *ret)
 {
-	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
 	struct hib_report rep;
 	int r;
 
-	if (!page)
-		return -ENOMEM;
 	r = hib_target_read(t, hdr_off, page, HIB_PAGE_SIZE);
 	if (r < 0)
 		return r;

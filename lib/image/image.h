@@ -46,10 +46,11 @@ int image_write_map(struct hib_target *t, const struct hib_extmap *map, uint64_t
 int image_write_header(struct hib_target *t, uint64_t off, struct hib_header *h);
 /*
  * The signature, last: the tail of the image whose sealed header @h is at
- * @header_off, over page 0 as it was (@orig_page), written and synced.
+ * @header_off, over page 0 as it was (@orig_page, a hib_alloc_pages page that
+ * becomes the page written: nothing is allocated), written and synced.
  */
 int image_write_sig(struct hib_target *t, const struct hib_header *h, uint64_t header_off,
-		    const uint8_t orig_page[HIB_PAGE_SIZE]);
+		    uint8_t orig_page[HIB_PAGE_SIZE]);
 
 /* Overwrite the header page (wrapped key, map pointer) with zeros, and sync. */
 int image_wipe(struct hib_target *t, const struct image *img);
@@ -58,8 +59,10 @@ int image_wipe(struct hib_target *t, const struct image *img);
 int image_write_report(struct hib_target *t, const struct image *img, uint64_t load_ms,
 		       unsigned load_threads);
 /* The resumed system: the report at @hdr_off for image @image_id, if any, into
- * @ret; the page is zeroed. -ENOENT when there is none. */
-int image_take_report(struct hib_target *t, uint64_t hdr_off, uint64_t image_id,
+ * @ret; the page is zeroed. -ENOENT when there is none. @page (a
+ * hib_alloc_pages page) is worked in: the resumed system is still frozen, and
+ * nothing is allocated. */
+int image_take_report(struct hib_target *t, uint64_t hdr_off, uint64_t image_id, void *page,
 		      struct hib_report *ret);
 
 #endif

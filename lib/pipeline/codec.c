@@ -3,6 +3,9 @@
 #include <sodium.h>
 #include <string.h>
 #include <xxhash.h>
+/* The static-context functions (ZSTD_initStaticCCtx & co) are in zstd's
+ * experimental section, which the shared library exports as well. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "pipeline/codec.h"
@@ -11,8 +14,11 @@
 struct hib_codec_ctx {
 	enum hib_codec_choice codec;
 	int level;
-	ZSTD_CCtx *zc;
+	ZSTD_CCtx *zc;         /* static contexts, in the workspaces below */
 	ZSTD_DCtx *zd;
+	void *zc_space;
+	void *zd_space;
+	void *lz4_state;       /* LZ4's hash table: its own, not on the stack or heap per block */
 	uint64_t seed;
 	const uint8_t *key;    /* the image's data key, or NULL; owned by the engine */
 	bool raw;              /* store blocks raw for now (codec_ctx_set_raw) */
@@ -44,28 +50,82 @@ void codec_ctx_set_seed(struct hib_codec_ctx *c, uint64_t seed)
 	c->seed = seed;
 }
 
+/*
+ * Workspace a zstd context of @level needs for any input up to @block_bytes.
+ * zstd picks its parameters by the input's size: a table for each of four
+ * size tiers (up to 16 KiB, 128 KiB, 256 KiB, larger), then windows shrunk to
+ * the input's power of two.  So every parameter set a block can get is the
+ * one of some power of two below @block_bytes, or of @block_bytes itself
+ * (a smaller input is not always cheaper: level 4 needs more for 128 KiB than
+ * for 256 KiB).  ZSTD_estimateCCtxSize(level) would size for inputs of any
+ * size: 85 MB per worker at level 19, against 5.5 MB for 256 KiB blocks.
+ */
+static size_t zstd_cctx_bytes(int level, uint32_t block_bytes)
+{
+	size_t need = 0;
+
+	for (size_t sz = HIB_PAGE_SIZE;; sz *= 2) {
+		size_t in = MIN(sz, (size_t)block_bytes);
+		ZSTD_compressionParameters cp = ZSTD_getCParams(level, in, 0);
+
+		need = MAX(need, ZSTD_estimateCCtxSize_usingCParams(cp));
+		if (sz >= block_bytes)
+			return need;
+	}
+}
+
+/*
+ * Both zstd contexts live in workspaces allocated here, as static contexts:
+ * zstd then never allocates, and a block that needed more would fail (and be
+ * stored raw) instead of growing the process once the image is held.
+ */
+static int zstd_ctx_init(struct hib_codec_ctx *c, uint32_t block_bytes)
+{
+	size_t dbytes = ZSTD_estimateDCtxSize();
+
+	/* Decoding may meet any codec, whatever we write with. */
+	c->zd_space = hib_alloc_pages(dbytes);
+	if (!c->zd_space)
+		return -ENOMEM;
+	c->zd = ZSTD_initStaticDCtx(c->zd_space, dbytes);
+	if (!c->zd)
+		return -ENOMEM;
+	if (c->codec == HIB_COMPRESS_ZSTD) {
+		int level = c->level ? c->level : 3;
+		size_t cbytes = zstd_cctx_bytes(level, block_bytes);
+
+		c->zc_space = hib_alloc_pages(cbytes);
+		if (!c->zc_space)
+			return -ENOMEM;
+		c->zc = ZSTD_initStaticCCtx(c->zc_space, cbytes);
+		if (!c->zc || ZSTD_isError(ZSTD_CCtx_setParameter(c->zc, ZSTD_c_compressionLevel,
+								   level)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int codec_ctx_new(enum hib_codec_choice codec, int level, uint32_t block_bytes,
 		  struct hib_codec_ctx **ret)
 {
 	struct hib_codec_ctx *c = calloc(1, sizeof(*c));
+	int r;
 
 	if (!c)
 		return -ENOMEM;
 	c->codec = codec;
 	c->level = level;
-	/* Decoding may meet any codec, whatever we write with. */
-	c->zd = ZSTD_createDCtx();
-	if (codec == HIB_COMPRESS_ZSTD) {
-		c->zc = ZSTD_createCCtx();
-		if (c->zc) {
-			ZSTD_CCtx_setParameter(c->zc, ZSTD_c_compressionLevel, level ? level : 3);
-			/* Size the context now: no allocation once the image is held. */
-			ZSTD_CCtx_setPledgedSrcSize(c->zc, block_bytes);
-		}
+	r = zstd_ctx_init(c, block_bytes);
+	if (r == 0 && codec == HIB_COMPRESS_LZ4) {
+		/* LZ4_compress_default keeps it on the stack, or mallocs it per call
+		 * in a liblz4 built with LZ4_HEAPMODE: here it is neither. */
+		c->lz4_state = hib_alloc_pages((size_t)LZ4_sizeofState());
+		if (!c->lz4_state)
+			r = -ENOMEM;
 	}
-	if (!c->zd || (codec == HIB_COMPRESS_ZSTD && !c->zc)) {
+	if (r < 0) {
 		codec_ctx_free(c);
-		return -ENOMEM;
+		return r;
 	}
 	*ret = c;
 	return 0;
@@ -75,8 +135,10 @@ void codec_ctx_free(struct hib_codec_ctx *c)
 {
 	if (!c)
 		return;
-	ZSTD_freeCCtx(c->zc);
-	ZSTD_freeDCtx(c->zd);
+	/* Static contexts own nothing: their workspaces are all there is. */
+	free(c->zc_space);
+	free(c->zd_space);
+	free(c->lz4_state);
 	free(c);
 }
 
@@ -133,7 +195,9 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, u
 	}
 	switch (c->raw ? HIB_COMPRESS_NONE : c->codec) {
 	case HIB_COMPRESS_LZ4: {
-		int k = LZ4_compress_default(raw, (char *)payload, (int)raw_bytes, (int)cap);
+		/* What LZ4_compress_default does, in the context's own state. */
+		int k = LZ4_compress_fast_extState(c->lz4_state, raw, (char *)payload,
+						   (int)raw_bytes, (int)cap, 1);
 		if (k > 0) {
 			n = (size_t)k;
 			codec = HIB_BLOCK_LZ4;

@@ -3,8 +3,9 @@
  * Block codecs: turn up to block_bytes of stream into one block record
  * (struct hib_block_hdr + payload) and back. A block is stored raw when the
  * codec does not win, and as a bare header when it is all zeros. One context
- * per worker thread; contexts are made before the freeze, so encoding never
- * allocates while the image is held.
+ * per worker thread, made before the freeze with every byte the codecs will
+ * use (zstd's static contexts, LZ4's state): encoding and decoding allocate
+ * nothing, so nothing is allocated while the image is held.
  */
 #ifndef HIB_CODEC_H
 #define HIB_CODEC_H
@@ -18,6 +19,7 @@
 
 struct hib_codec_ctx;
 
+/* A context for blocks of at most @block_bytes of stream. */
 int codec_ctx_new(enum hib_codec_choice codec, int level, uint32_t block_bytes,
 		  struct hib_codec_ctx **ret);
 void codec_ctx_free(struct hib_codec_ctx *c);
@@ -37,9 +39,11 @@ void *codec_ctx_userdata(const struct hib_codec_ctx *c);
 size_t codec_record_bound(uint32_t block_bytes);
 
 /*
- * Encode @raw (@raw_bytes, a page multiple), block @index starting at
- * @stream_offset of the stream, into @rec (codec_record_bound() bytes):
- * header and payload, compressed, and encrypted with the context's key. Returns 0 or -errno.
+ * Encode @raw (@raw_bytes, a page multiple, at most the context's block_bytes:
+ * a larger block finds no room in zstd's workspace and is stored raw), block
+ * @index starting at @stream_offset of the stream, into @rec
+ * (codec_record_bound() bytes): header and payload, compressed, and encrypted
+ * with the context's key. Returns 0 or -errno.
  */
 int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, uint32_t index,
 		 uint64_t stream_offset, void *rec);

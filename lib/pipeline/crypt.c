@@ -142,20 +142,16 @@ out:
 	return r;
 }
 
+/* On the stack, not the heap: hibernate seals the header after the freeze. */
 static void header_mac(const uint8_t *key, const struct hib_header *hdr, uint8_t mac[32])
 {
-	struct hib_header *tmp = hib_alloc_pages(HIB_PAGE_SIZE);
+	struct hib_header tmp;
 
-	if (!tmp) {
-		memset(mac, 0, 32);
-		return;
-	}
-	memcpy(tmp, hdr, HIB_PAGE_SIZE);
-	memset(tmp->crypt.header_mac, 0, sizeof(tmp->crypt.header_mac));
+	memcpy(&tmp, hdr, sizeof(tmp));
+	memset(tmp.crypt.header_mac, 0, sizeof(tmp.crypt.header_mac));
 	/* The self-checksum is sealed after the MAC: leave it out. */
-	tmp->header_xxh3_self = 0;
-	crypto_generichash(mac, 32, (const uint8_t *)tmp, HIB_PAGE_SIZE, key, HIB_KEY_BYTES);
-	free(tmp);
+	tmp.header_xxh3_self = 0;
+	crypto_generichash(mac, 32, (const uint8_t *)&tmp, sizeof(tmp), key, HIB_KEY_BYTES);
 }
 
 void crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr)

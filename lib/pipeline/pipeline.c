@@ -10,6 +10,11 @@ enum { JOB_FREE, JOB_FILLED, JOB_WORKING, JOB_DONE, JOB_CONSUMED, JOB_RELEASED }
 /* Workers only need a little stack; mlockall(MCL_FUTURE) would fault in the 8 MiB default. */
 #define WORKER_STACK (256u * 1024u)
 
+struct worker_arg {
+	struct hib_pipeline *p;
+	unsigned id;
+};
+
 struct hib_pipeline {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;      /* any state change; few threads, so one condition is enough */
@@ -17,6 +22,7 @@ struct hib_pipeline {
 	unsigned slots;
 	unsigned workers;
 	pthread_t *tids;
+	struct worker_arg *args; /* each worker's, made with the pipeline */
 	unsigned started;
 	void **worker_ctx;
 	hib_work_fn work;
@@ -26,11 +32,6 @@ struct hib_pipeline {
 	int aborted;
 	int stopping;
 	size_t memory;
-};
-
-struct worker_arg {
-	struct hib_pipeline *p;
-	unsigned id;
 };
 
 static struct hib_job *slot(struct hib_pipeline *p, uint64_t seq)
@@ -56,7 +57,8 @@ int pipeline_new(unsigned slots, unsigned workers, size_t in_bytes, size_t out_b
 	p->worker_ctx = worker_ctx;
 	p->jobs = calloc(slots, sizeof(*p->jobs));
 	p->tids = calloc(workers ? workers : 1, sizeof(*p->tids));
-	if (!p->jobs || !p->tids)
+	p->args = calloc(workers ? workers : 1, sizeof(*p->args));
+	if (!p->jobs || !p->tids || !p->args)
 		goto oom;
 	for (unsigned i = 0; i < slots; i++) {
 		p->jobs[i].in = hib_alloc_pages(in_bytes);
@@ -78,7 +80,6 @@ static void *worker_main(void *arg)
 	struct worker_arg a = *(struct worker_arg *)arg;
 	struct hib_pipeline *p = a.p;
 
-	free(arg);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct hib_job *job = NULL;
@@ -115,18 +116,10 @@ int pipeline_start(struct hib_pipeline *p)
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, WORKER_STACK);
 	for (unsigned i = 0; i < p->workers; i++) {
-		struct worker_arg *a = malloc(sizeof(*a));
-		if (!a) {
-			r = -ENOMEM;
+		p->args[i] = (struct worker_arg){ .p = p, .id = i };
+		r = -pthread_create(&p->tids[i], &attr, worker_main, &p->args[i]);
+		if (r < 0)
 			break;
-		}
-		a->p = p;
-		a->id = i;
-		r = -pthread_create(&p->tids[i], &attr, worker_main, a);
-		if (r < 0) {
-			free(a);
-			break;
-		}
 		p->started++;
 	}
 	pthread_attr_destroy(&attr);
@@ -249,6 +242,7 @@ void pipeline_free(struct hib_pipeline *p)
 		}
 	free(p->jobs);
 	free(p->tids);
+	free(p->args);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);

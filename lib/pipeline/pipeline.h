@@ -11,9 +11,13 @@
  *     pipeline_next_done(), and gives each back with pipeline_release() —
  *     at once, or later and in any order (e.g. when its write completes);
  *     a slot is reused only when every older job was released too.
- * Producer and consumer may be the same thread or two. Every buffer is
- * allocated by pipeline_new(), before the freeze; running it allocates
- * nothing but the thread stacks (small, and mapped at start).
+ * Producer and consumer may be the same thread or two. Every buffer and the
+ * workers' state are allocated by pipeline_new(), before the freeze; running
+ * it allocates nothing. The one exception is pthread_create() in
+ * pipeline_start(): glibc maps the thread's stack (small, WORKER_STACK) and
+ * callocs its TLS vector, which no pthreads program avoids, and the threads
+ * cannot be made earlier: SNAPSHOT_FREEZE freezes every task but the caller,
+ * our own other threads included.
  * With zero workers, work runs inline inside pipeline_submit().
  * pipeline_abort() wakes everyone: blocked calls then return NULL.
  */

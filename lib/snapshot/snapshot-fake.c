@@ -126,8 +126,19 @@ static int fake_set_swap_area(struct hib_snapshot *s, dev_t dev, uint64_t offset
 
 static int fake_freeze(struct hib_snapshot *s)
 {
-	FAKE(s)->frozen = 1;
+	struct snapshot_fake *f = FAKE(s);
+
+	if (!f->frozen && f->p.on_freeze)
+		f->p.on_freeze(f->p.hook_userdata);
+	f->frozen = 1;
 	return 0;
+}
+
+static void fake_thaw(struct snapshot_fake *f)
+{
+	if (f->frozen && f->p.on_thaw)
+		f->p.on_thaw(f->p.hook_userdata);
+	f->frozen = 0;
 }
 
 static int fake_unfreeze(struct hib_snapshot *s)
@@ -136,7 +147,7 @@ static int fake_unfreeze(struct hib_snapshot *s)
 
 	/* Like the kernel: ignored while an image is held. */
 	if (!f->ready)
-		f->frozen = 0;
+		fake_thaw(f);
 	return 0;
 }
 
@@ -161,7 +172,7 @@ static int fake_create_image(struct hib_snapshot *s, int *in_suspend)
 		return -EPERM;
 	f->ready = 1;
 	f->pos = 0;
-	*in_suspend = 1;
+	*in_suspend = !f->p.create_resumes;
 	return 0;
 }
 
@@ -276,6 +287,8 @@ static int fake_s2ram(struct hib_snapshot *s)
 
 static void fake_close(struct hib_snapshot *s)
 {
+	/* The kernel's release thaws what is still frozen. */
+	fake_thaw(FAKE(s));
 	free(s);
 }
 

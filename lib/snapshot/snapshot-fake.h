@@ -28,6 +28,16 @@ struct hib_fake_params {
 	uint32_t frag_every;
 	int64_t fail_read_at;    /* page index whose read() fails with -EIO; -1 never */
 	int64_t fail_write_at;   /* resume: page index whose write() fails; -1 never */
+	/* CREATE_IMAGE answers as in the system restored from the image
+	 * (in_suspend 0), so hibernate takes its resumed branch. */
+	bool create_resumes;
+	/* Optional (NULL: none), for tests that watch the time processes are
+	 * frozen: on_freeze when FREEZE freezes them, on_thaw when they thaw
+	 * (UNFREEZE with no image held, or closing the device while frozen, as
+	 * the kernel's release does). Called on the thread that made the call. */
+	void (*on_freeze)(void *userdata);
+	void (*on_thaw)(void *userdata);
+	void *hook_userdata;
 };
 int hib_snapshot_fake_new(const struct hib_fake_params *p, enum hib_snapshot_mode mode,
 			  struct hib_snapshot **ret);

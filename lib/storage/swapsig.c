@@ -92,14 +92,9 @@ static int write_page0(struct hib_target *t, const uint8_t *page)
 	return hib_target_sync(t);
 }
 
-int hib_sig_write_image(struct hib_target *t, const uint8_t orig_page[HIB_PAGE_SIZE],
+int hib_sig_write_image(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE],
 			const struct hib_sig_tail *tail)
 {
-	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
-
-	if (!page)
-		return -ENOMEM;
-	memcpy(page, orig_page, HIB_PAGE_SIZE);
 	memcpy(page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE, tail, HIB_SIG_TAIL_SIZE);
 	return write_page0(t, page);
 }
@@ -107,11 +102,18 @@ int hib_sig_write_image(struct hib_target *t, const uint8_t orig_page[HIB_PAGE_S
 int hib_sig_restore(struct hib_target *t, const uint8_t *orig_tail)
 {
 	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
-	uint8_t *tail;
-	int r;
 
 	if (!page)
 		return -ENOMEM;
+	return hib_sig_restore_buf(t, orig_tail, page);
+}
+
+int hib_sig_restore_buf(struct hib_target *t, const uint8_t *orig_tail,
+			uint8_t page[HIB_PAGE_SIZE])
+{
+	uint8_t *tail;
+	int r;
+
 	r = hib_target_read(t, hib_target_sig_offset(t), page, HIB_PAGE_SIZE);
 	if (r < 0)
 		return r;

@@ -185,6 +185,22 @@ int hib_target_alloc_page(struct hib_target *t, struct hib_snapshot *snap, uint6
 	return 0;
 }
 
+int hib_target_avail_pages(struct hib_target *t, struct hib_snapshot *snap, uint64_t *ret_pages)
+{
+	uint64_t bytes, next = MAX(t->file_next, (uint64_t)1);
+	int r;
+
+	if (!hib_target_is_swap(t)) {
+		*ret_pages = t->file_map.pages > next ? t->file_map.pages - next : 0;
+		return 0;
+	}
+	r = snap->ops->avail_swap(snap, &bytes);
+	if (r < 0)
+		return r;
+	*ret_pages = bytes / HIB_PAGE_SIZE;
+	return 0;
+}
+
 void hib_target_alloc_reset(struct hib_target *t, struct hib_snapshot *snap)
 {
 	if (hib_target_is_swap(t))

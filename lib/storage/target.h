@@ -20,6 +20,10 @@ int hib_target_fd(const struct hib_target *t);
 
 /* A page for the image: from the kernel's swap allocator, or a plain file's own pages. */
 int hib_target_alloc_page(struct hib_target *t, struct hib_snapshot *snap, uint64_t *ret_off);
+/* How many more pages hib_target_alloc_page can hand out now: the swap
+ * area's free pages (AVAIL_SWAP_SIZE), or a plain file's pages not yet
+ * handed out. */
+int hib_target_avail_pages(struct hib_target *t, struct hib_snapshot *snap, uint64_t *ret_pages);
 /* Restart the allocator (the kernel frees its swap pages itself). */
 void hib_target_alloc_reset(struct hib_target *t, struct hib_snapshot *snap);
 /* Does this target take its pages from the kernel's swap allocator? */
@@ -60,10 +64,14 @@ void hib_target_choice_free(struct hib_target_choice *c);
 
 /* The signature page (swapsig.c). */
 int hib_sig_read(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE], enum hib_sig_state *ret);
-/* Put @tail at the end of @orig_page and write it as page 0, then sync. */
-int hib_sig_write_image(struct hib_target *t, const uint8_t orig_page[HIB_PAGE_SIZE],
+/* Put @tail at the end of @page (page 0 as it was, a hib_alloc_pages page:
+ * changed in place, nothing is allocated) and write it as page 0, then sync. */
+int hib_sig_write_image(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE],
 			const struct hib_sig_tail *tail);
 /* Put @orig_tail (or, if NULL, a zero tail ending in SWAPSPACE2) back into page 0, sync. */
 int hib_sig_restore(struct hib_target *t, const uint8_t *orig_tail);
+/* The same in @page (a hib_alloc_pages page), allocating nothing: after the freeze. */
+int hib_sig_restore_buf(struct hib_target *t, const uint8_t *orig_tail,
+			uint8_t page[HIB_PAGE_SIZE]);
 
 #endif

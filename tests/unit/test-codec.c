@@ -389,6 +389,49 @@ static void zstd_levels_round_trip(void **state)
 	}
 }
 
+/*
+ * zstd's contexts are static, sized when the context is made: every level
+ * must fit every block a context can be given, at every size up to its
+ * block_bytes (zstd picks other parameters per size tier: level 4 needs more
+ * for 128 KiB than for 256 KiB), or the block would silently go raw.
+ */
+static void zstd_static_context_fits_every_block(void **state)
+{
+	static const uint32_t blocks[] = {64 * 1024, 256 * 1024};
+	static const char text[] = "struct page *swap_page = kernel_page(pfn);\n";
+
+	(void)state;
+	for (size_t b = 0; b < ARRAY_SIZE(blocks); b++)
+		for (int level = 1; level <= 19; level++) {
+			struct fixture f;
+			struct hib_codec_ctx *c = NULL;
+
+			fixture_new(&f, HIB_COMPRESS_NONE, blocks[b]);
+			assert_int_equal(codec_ctx_new(HIB_COMPRESS_ZSTD, level, f.block, &c), 0);
+			codec_ctx_free(f.ctx);
+			f.ctx = c;
+			codec_ctx_set_seed(f.ctx, SEED);
+			/* Text: every page compresses, so only a context that is too
+			 * small stores one raw. */
+			for (uint32_t i = 0; i < f.block; i++) {
+				uint32_t k = i * 7 + i / HIB_PAGE_SIZE;
+				f.raw[i] = (uint8_t)text[k % (sizeof(text) - 1)];
+			}
+			for (uint32_t sz = HIB_PAGE_SIZE;; sz = MIN(2 * sz, f.block)) {
+				const struct hib_block_hdr *h = encode(&f, sz, 0);
+
+				if (h->codec != HIB_BLOCK_ZSTD)
+					fail_msg("zstd:%d, %u KiB of a %u KiB block: stored as %u",
+						 level, sz >> 10, f.block >> 10, h->codec);
+				assert_int_equal(codec_decode(f.ctx, f.rec, f.out), 0);
+				assert_memory_equal(f.out, f.raw, sz);
+				if (sz == f.block)
+					break;
+			}
+			fixture_free(&f);
+		}
+}
+
 static const uint32_t bound_sizes[] = {4096,	   8192,	64 * 1024,	 128 * 1024,
 				       256 * 1024, 1024 * 1024, 4 * 1024 * 1024, 16 * 1024 * 1024};
 
@@ -488,6 +531,7 @@ int main(void)
 	    PER_CODEC(record_bound_respected_by_encoder),
 	    NAMED(any_context_decodes_any_codec),
 	    NAMED(zstd_levels_round_trip),
+	    NAMED(zstd_static_context_fits_every_block),
 	    NAMED(record_bound_covers_codecs),
 	    NAMED(block_check_keeps_record_within_bound),
 	};

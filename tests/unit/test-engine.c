@@ -934,8 +934,10 @@ static void resume_leaves_report_for_resumed_system(void **state)
 	struct hib_report rep;
 	struct hib_target *t = NULL;
 	struct resume_result res;
+	uint8_t *page = hib_alloc_pages(TEST_PAGE);
 
 	(void)state;
+	assert_non_null(page);
 	new_swap(path, "report", fp.swap_pages);
 	assert_int_equal(write_image(path, &fp, HIB_COMPRESS_LZ4, 2, NULL, NULL),
 			 HIB_SUSPEND_WRITTEN);
@@ -946,9 +948,9 @@ static void resume_leaves_report_for_resumed_system(void **state)
 	res = resume_image(path, &fp, 2);
 	assert_int_equal(res.r, HIB_RESUME_RESTORED);
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
-	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id ^ 1, &rep),
+	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id ^ 1, page, &rep),
 			 -ENOENT);
-	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id, &rep), 0);
+	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id, page, &rep), 0);
 	assert_int_equal(rep.image_id, tail.image_id);
 	assert_int_equal(rep.stream_bytes, 400 * TEST_PAGE);
 	assert_true(rep.stored_bytes > 0 && rep.stored_bytes < rep.stream_bytes);
@@ -956,8 +958,10 @@ static void resume_leaves_report_for_resumed_system(void **state)
 	assert_int_equal(rep.write_threads, 2);
 	assert_true(rep.loaded_unix >= rep.created_unix);
 	/* Taken once: the page is zeros now. */
-	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id, &rep), -ENOENT);
+	assert_int_equal(image_take_report(t, tail.header_offset, tail.image_id, page, &rep),
+			 -ENOENT);
 	hib_target_close(t);
+	free(page);
 	unlink(path);
 }
 

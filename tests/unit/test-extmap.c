@@ -105,6 +105,48 @@ static void lookup_before_index_or_beyond_end(void **state)
 	extmap_free(&m);
 }
 
+/* A reserved map holds what it was reserved for, in the same arrays, and
+ * refuses one extent more instead of growing; pages that merge still fit. */
+static void reserved_map_never_grows(void **state)
+{
+	struct hib_extmap m = {0};
+	const struct hib_extent *ext;
+	const uint64_t *start;
+	uint64_t off = 0, run = 0;
+
+	(void)state;
+	assert_int_equal(extmap_reserve(&m, 100), 0);
+	assert_int_equal(m.cap, 100);
+	ext = m.ext;
+	start = m.start;
+	assert_int_equal(extmap_add(&m, 3 * P, 1), 0);
+	assert_int_equal(extmap_lookup(&m, 0, &off, &run), -ERANGE); /* not indexed yet */
+	for (uint64_t i = 1; i < 100; i++) {
+		assert_int_equal(extmap_add(&m, (3 + 2 * i) * P, 1), 0);
+		assert_int_equal(extmap_index(&m), 0);
+	}
+	assert_int_equal(m.n, 100);
+	assert_int_equal(extmap_add(&m, 1000 * P, 1), -ENOSPC);
+	assert_int_equal(extmap_add(&m, 202 * P, 5), 0); /* continues the last extent */
+	assert_int_equal(m.n, 100);
+	assert_int_equal(m.pages, 105);
+	assert_ptr_equal(m.ext, ext);
+	assert_ptr_equal(m.start, start);
+	assert_int_equal(extmap_lookup(&m, 103, &off, &run), 0); /* 201..206 from page 99 */
+	assert_int_equal(off, 205 * P);
+	assert_int_equal(run, 2);
+	assert_int_equal(extmap_lookup(&m, 1, &off, &run), 0);
+	assert_int_equal(off, 5 * P);
+	assert_int_equal(run, 1);
+	extmap_free(&m);
+	assert_false(m.fixed);
+	/* Reserving nothing still leaves room for one extent. */
+	assert_int_equal(extmap_reserve(&m, 0), 0);
+	assert_int_equal(extmap_add(&m, 7 * P, 2), 0);
+	assert_int_equal(extmap_add(&m, 10 * P, 1), -ENOSPC);
+	extmap_free(&m);
+}
+
 /* Every logical page against a page-by-page reference, over random extents. */
 static void lookups_match_reference(void **state)
 {
@@ -368,6 +410,44 @@ static void readahead_reads_what_the_map_says(void **state)
 	free(buf);
 }
 
+/* A read-ahead made before its map is filled (--verify sets it up before the
+ * freeze): every buffer at once, no range until hib_readahead_start gives one,
+ * then the pages the map says, and again from another start. */
+static void readahead_made_before_its_map(void **state)
+{
+	struct ra_fixture f;
+	uint8_t *buf = hib_alloc_pages(8 * P);
+
+	(void)state;
+	assert_non_null(buf);
+	ra_setup(&f);
+	for (int uring = 0; uring < 2; uring++) {
+		struct hib_extmap m = {0};
+		struct hib_readahead *ra = NULL;
+
+		assert_int_equal(hib_readahead_new(f.t, 4, 3, uring ? HIB_IO_AUTO : HIB_IO_SYNC, &ra), 0);
+		assert_int_equal(hib_readahead_buffer_bytes(ra), 3 * 4 * P);
+		assert_int_equal(hib_readahead_copy(ra, 0, buf, 1), -ERANGE);
+		for (size_t i = 0; i < f.m.n; i++)
+			assert_int_equal(extmap_add(&m, f.m.ext[i].offset, f.m.ext[i].pages), 0);
+		assert_int_equal(extmap_index(&m), 0);
+		assert_int_equal(hib_readahead_start(ra, &m, 0, f.n + 1), -EINVAL);
+		assert_int_equal(hib_readahead_start(ra, &m, 0, f.n), 0);
+		for (uint64_t lp = 0; lp < f.n; lp += 5) {
+			uint64_t n = MIN(5, f.n - lp);
+			assert_int_equal(hib_readahead_copy(ra, lp, buf, n), 0);
+			ra_expect(buf, lp, n);
+		}
+		assert_int_equal(hib_readahead_start(ra, &m, 10, 50), 0);
+		assert_int_equal(hib_readahead_copy(ra, 12, buf, 3), 0);
+		ra_expect(buf, 12, 3);
+		hib_readahead_free(ra);
+		extmap_free(&m);
+	}
+	ra_teardown(&f);
+	free(buf);
+}
+
 /* A window in the middle, skipping ahead, and the refusals. */
 static void readahead_window_skips_and_refusals(void **state)
 {
@@ -435,7 +515,7 @@ static void readahead_reports_a_map_past_the_device(void **state)
 
 int main(void)
 {
-	enum { N_FIXED = 11, N_B = sizeof(bounds_cases) / sizeof(bounds_cases[0]) };
+	enum { N_FIXED = 13, N_B = sizeof(bounds_cases) / sizeof(bounds_cases[0]) };
 	static const struct CMUnitTest fixed[N_FIXED] = {
 	    NAMED(contiguous_pages_merge),    NAMED(gaps_and_backward_pages_start_extents),
 	    NAMED(bad_adds_refused),	      NAMED(lookup_before_index_or_beyond_end),
@@ -444,6 +524,8 @@ int main(void)
 	    NAMED(readahead_reads_what_the_map_says),
 	    NAMED(readahead_window_skips_and_refusals),
 	    NAMED(readahead_reports_a_map_past_the_device),
+	    NAMED(reserved_map_never_grows),
+	    NAMED(readahead_made_before_its_map),
 	};
 	struct CMUnitTest tests[N_FIXED + N_B];
 	size_t n = 0;
