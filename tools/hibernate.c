@@ -487,6 +487,95 @@ static int test_restore(struct hib_target *t)
 	return r < 0 ? r : -EIO;
 }
 
+/* --encrypt: the passphrase (asked twice on a terminal) or the key file, into
+ * ctl.cfg.opts.secret. Asked before the hooks switch consoles or stop anything. */
+static int ask_image_secret(void)
+{
+	static struct secret_buf b2;
+	static struct hib_secret sec;
+	struct secret_buf *b1 = &hibernate_secret;
+	int r;
+
+	if (ctl.cfg.key_file) {
+		r = read_key_file(ctl.cfg.key_file, b1);
+		sec.kind = HIB_SECRET_KEYFILE;
+	} else {
+		r = read_passphrase("Passphrase for the hibernation image: ", b1);
+		if (r == 0 && isatty(STDIN_FILENO)) {
+			r = read_passphrase("Passphrase again: ", &b2);
+			if (r == 0 && (b1->len != b2.len || memcmp(b1->data, b2.data, b1->len))) {
+				say("the passphrases differ; nothing was done");
+				r = -EINVAL;
+			}
+			secret_wipe(&b2);
+		}
+		if (r == -ENODATA)
+			say("an empty passphrase would not protect anything; nothing was done");
+		sec.kind = HIB_SECRET_PASSPHRASE;
+	}
+	if (r < 0)
+		return r;
+	sec.data = b1->data;
+	sec.len = b1->len;
+	ctl.cfg.opts.secret = &sec;
+	return 0;
+}
+
+/* The target is known; only now prepare the system for the cycle: the pre
+ * hooks. Returns 0, or the exit code when they stopped it (undone already). */
+static int hooks_before(struct hib_hook_config *hc, struct hib_hooks **hooks)
+{
+	const char *mode = ctl.test_cycle ? "test"
+			   : ctl.cfg.opts.powerdown == HIB_POWERDOWN_SUSPEND ? "suspend"
+									      : "hibernate";
+	char msg[1024];
+	int r;
+
+	hooks_setup(hc, mode);
+	if (ctl.no_hooks)
+		return 0;
+	r = hib_hooks_collect(hc, hooks);
+	if (r < 0) {
+		say("cannot read the hook directories: %s", strerror(-r));
+		return EXIT_FAILURE;
+	}
+	r = hib_hooks_pre(*hooks, hc, msg, sizeof(msg));
+	if (r < 0) {
+		if (msg[0])
+			say("%s", msg);
+		say("a hook stopped the cycle; what the hooks did is undone, the "
+		    "system keeps running");
+		hib_hooks_free(*hooks);
+		*hooks = NULL;
+		return r == -ECANCELED ? EXIT_CANCELLED : EXIT_FAILURE;
+	}
+	return 0;
+}
+
+/* How a cycle that ran ended, as the exit code and its last words. */
+static int hibernate_exit(int r, enum hib_suspend_outcome outcome, const struct hib_stats *st)
+{
+	if (r == 0) {
+		switch (outcome) {
+		case HIB_SUSPEND_RESUMED:
+			log_resumed(st);
+			return EXIT_SUCCESS;
+		case HIB_SUSPEND_RAM:
+			tlog(HIB_LOG_PROGRESS, "woke up from RAM; the image on disk was discarded");
+			return EXIT_SUCCESS;
+		case HIB_SUSPEND_WRITTEN:
+			return EXIT_SUCCESS;
+		case HIB_SUSPEND_CANCELLED:
+			say("cancelled: nothing was saved, the system keeps running");
+			return EXIT_CANCELLED;
+		case HIB_SUSPEND_TEST_WRITTEN:
+			break; /* not with r == 0: test_restore() ran */
+		}
+	}
+	say("hibernation failed, the system keeps running");
+	return EXIT_FAILURE;
+}
+
 static int do_hibernate(void)
 {
 	struct hib_target *t = NULL;
@@ -502,63 +591,12 @@ static int do_hibernate(void)
 	if (r < 0)
 		return EXIT_FAILURE;
 	name = hib_target_name(t);
-	/* Ask before the hooks switch consoles or stop anything. */
-	if (ctl.cfg.encrypt) {
-		static struct secret_buf b2;
-		static struct hib_secret sec;
-		struct secret_buf *b1 = &hibernate_secret;
-
-		if (ctl.cfg.key_file) {
-			r = read_key_file(ctl.cfg.key_file, b1);
-			sec.kind = HIB_SECRET_KEYFILE;
-		} else {
-			r = read_passphrase("Passphrase for the hibernation image: ", b1);
-			if (r == 0 && isatty(STDIN_FILENO)) {
-				r = read_passphrase("Passphrase again: ", &b2);
-				if (r == 0 && (b1->len != b2.len || memcmp(b1->data, b2.data, b1->len))) {
-					say("the passphrases differ; nothing was done");
-					r = -EINVAL;
-				}
-				secret_wipe(&b2);
-			}
-			if (r == -ENODATA)
-				say("an empty passphrase would not protect anything; nothing was done");
-			sec.kind = HIB_SECRET_PASSPHRASE;
-		}
-		if (r < 0) {
-			hib_target_close(t);
-			return EXIT_FAILURE;
-		}
-		sec.data = b1->data;
-		sec.len = b1->len;
-		ctl.cfg.opts.secret = &sec;
-	}
-	{
-		/* The target is known; only now prepare the system for the cycle. */
-		const char *mode = ctl.test_cycle ? "test"
-				   : ctl.cfg.opts.powerdown == HIB_POWERDOWN_SUSPEND ? "suspend"
-										      : "hibernate";
-		char msg[1024];
-
-		hooks_setup(&hc, mode);
-		if (!ctl.no_hooks) {
-			r = hib_hooks_collect(&hc, &hooks);
-			if (r < 0) {
-				say("cannot read the hook directories: %s", strerror(-r));
-				hib_target_close(t);
-				return EXIT_FAILURE;
-			}
-			r = hib_hooks_pre(hooks, &hc, msg, sizeof(msg));
-			if (r < 0) {
-				if (msg[0])
-					say("%s", msg);
-				say("a hook stopped the cycle; what the hooks did is undone, the "
-				    "system keeps running");
-				hib_hooks_free(hooks);
-				hib_target_close(t);
-				return r == -ECANCELED ? EXIT_CANCELLED : EXIT_FAILURE;
-			}
-		}
+	r = ctl.cfg.encrypt ? ask_image_secret() : 0;
+	if (r == 0)
+		r = hooks_before(&hc, &hooks);
+	if (r != 0) {
+		hib_target_close(t);
+		return r < 0 ? EXIT_FAILURE : r;
 	}
 	r = snapshot_open(HIB_SNAP_HIBERNATE, &snap);
 	if (r < 0) {
@@ -589,25 +627,7 @@ static int do_hibernate(void)
 	hib_target_close(t);
 	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */
 	hooks_post(hooks, &hc);
-	if (r == 0) {
-		switch (outcome) {
-		case HIB_SUSPEND_RESUMED:
-			log_resumed(&st);
-			return EXIT_SUCCESS;
-		case HIB_SUSPEND_RAM:
-			tlog(HIB_LOG_PROGRESS, "woke up from RAM; the image on disk was discarded");
-			return EXIT_SUCCESS;
-		case HIB_SUSPEND_WRITTEN:
-			return EXIT_SUCCESS;
-		case HIB_SUSPEND_CANCELLED:
-			say("cancelled: nothing was saved, the system keeps running");
-			return EXIT_CANCELLED;
-		case HIB_SUSPEND_TEST_WRITTEN:
-			break; /* not with r == 0: test_restore() ran */
-		}
-	}
-	say("hibernation failed, the system keeps running");
-	return EXIT_FAILURE;
+	return hibernate_exit(r, outcome, &st);
 }
 
 static void print_location(const char *path, const struct hib_file_location *l)
