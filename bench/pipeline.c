@@ -81,8 +81,11 @@ static void make_target(const char *path, uint64_t pages)
 /* The fake device's stream, written out once. */
 static void synthesize(const char *path, uint64_t mib)
 {
-	struct hib_fake_params fp = { .seed = 7, .stream_pages = mib * 256, .swap_pages = 2,
-				      .fail_read_at = -1, .fail_write_at = -1 };
+	struct hib_fake_params fp = { .seed = 7,
+				      .stream_pages = mib * 256,
+				      .swap_pages = 2,
+				      .fail_read_at = -1,
+				      .fail_write_at = -1 };
 	struct hib_snapshot *s;
 	uint8_t *buf = xalign(1 << 20);
 	int fd, in = 0;
@@ -202,8 +205,7 @@ static void drop_log(enum hib_loglevel l, const char *m, void *u)
 }
 
 static struct cycle run_cycle(const char *stream, uint64_t stream_bytes, const char *target,
-			      enum hib_codec_choice codec, int level, unsigned threads,
-			      bool resume)
+			      enum hib_codec_choice codec, int level, unsigned threads, bool resume)
 {
 	uint64_t pages = stream_bytes / 4096 * 11 / 10 + 1024;
 	struct hib_target *t;
@@ -331,9 +333,10 @@ int main(int argc, char **argv)
 			runs = (unsigned)strtoul(optarg, NULL, 10);
 			break;
 		default:
-			fprintf(stderr, "usage: bench-pipeline [--stream FILE[.zst]] [--synthetic-mib N] "
-					"[--dir DIR] [--codec C] [--max-threads N] [--runs R]\n"
-					"       bench-pipeline decode IMAGE STREAM\n");
+			fprintf(stderr,
+				"usage: bench-pipeline [--stream FILE[.zst]] [--synthetic-mib N] "
+				"[--dir DIR] [--codec C] [--max-threads N] [--runs R]\n"
+				"       bench-pipeline decode IMAGE STREAM\n");
 			return 2;
 		}
 	}
@@ -380,8 +383,8 @@ int main(int argc, char **argv)
 		/* The disk moves stored bytes; in stream bytes it is worth stream/stored. */
 		double disk_limit = rw * (double)st.st_size / (double)(stored ? stored : 1);
 		double limit = mcap < disk_limit ? mcap : disk_limit;
-		printf("| %u | %.0f | %.0f | %.0f | %.0f | %.0f%% of %.0f |\n", th, mcap, mhib, mres,
-		       (double)stored / MiB, 100.0 * mhib / limit, limit);
+		printf("| %u | %.0f | %.0f | %.0f | %.0f | %.0f%% of %.0f |\n", th, mcap, mhib,
+		       mres, (double)stored / MiB, 100.0 * mhib / limit, limit);
 		fflush(stdout);
 	}
 	unlink(shm);

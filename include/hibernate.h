@@ -57,8 +57,7 @@ struct hib_stats;
 /* A side's numbers, final: called with every other process frozen, just before the
  * power-down or the restore (which do not return), so it must neither block nor
  * allocate. */
-typedef void (*hib_stats_fn)(enum hib_stats_side side, const struct hib_stats *st,
-			     void *userdata);
+typedef void (*hib_stats_fn)(enum hib_stats_side side, const struct hib_stats *st, void *userdata);
 
 /* ======================================================================= */
 /* Errors                                                                  */
@@ -89,12 +88,12 @@ enum hib_target_kind {
 
 /* What page 0 of the target says. */
 enum hib_sig_state {
-	HIB_SIG_SWAP = 1,      /* SWAPSPACE2: a usable swap area, no image */
-	HIB_SIG_IMAGE = 2,     /* our image signature (tail checksum valid) */
-	HIB_SIG_BROKEN = 3,    /* our signature but the tail does not check */
-	HIB_SIG_KERNEL = 4,    /* the kernel's own image (S1SUSPEND) or another tool's */
-	HIB_SIG_FOREIGN = 5,   /* not swap at all */
-	HIB_SIG_FILE = 6,      /* a prepared image file (HIBIMGFILE), no image */
+	HIB_SIG_SWAP = 1,    /* SWAPSPACE2: a usable swap area, no image */
+	HIB_SIG_IMAGE = 2,   /* our image signature (tail checksum valid) */
+	HIB_SIG_BROKEN = 3,  /* our signature but the tail does not check */
+	HIB_SIG_KERNEL = 4,  /* the kernel's own image (S1SUSPEND) or another tool's */
+	HIB_SIG_FOREIGN = 5, /* not swap at all */
+	HIB_SIG_FILE = 6,    /* a prepared image file (HIBIMGFILE), no image */
 };
 
 struct hib_target;
@@ -140,9 +139,9 @@ void hib_target_closep(struct hib_target **t);
 const char *hib_target_path(const struct hib_target *t);
 /* What messages call the target: the file of a file target, else hib_target_path. */
 const char *hib_target_name(const struct hib_target *t);
-dev_t hib_target_devnum(const struct hib_target *t);      /* 0 for a regular file */
+dev_t hib_target_devnum(const struct hib_target *t); /* 0 for a regular file */
 uint64_t hib_target_offset_pages(const struct hib_target *t);
-uint64_t hib_target_size(const struct hib_target *t);      /* bytes of the device/file */
+uint64_t hib_target_size(const struct hib_target *t); /* bytes of the device/file */
 /* Opened for writing (hibernate, invalidate, resume's invalidation)? */
 bool hib_target_writable(const struct hib_target *t);
 /* Bytes of a file target's file; 0 for other targets. */
@@ -177,16 +176,16 @@ enum hib_target_source {
 
 /* What hib_target_resolve chooses from. */
 struct hib_target_request {
-	const char *spec;             /* --device, or NULL */
-	uint64_t offset_pages;        /* --offset, when offset_set */
+	const char *spec;      /* --device, or NULL */
+	uint64_t offset_pages; /* --offset, when offset_set */
 	bool offset_set;
 	const char *config_spec;      /* device = in the config file, or NULL */
 	uint64_t config_offset_pages; /* offset = in the config file, when config_offset_set */
 	bool config_offset_set;
-	const char *cmdline;          /* the kernel command line's text; NULL reads /proc/cmdline */
-	const char *proc_swaps;       /* NULL for /proc/swaps */
+	const char *cmdline;    /* the kernel command line's text; NULL reads /proc/cmdline */
+	const char *proc_swaps; /* NULL for /proc/swaps */
 	bool writable;
-	bool file_target;             /* a regular file named without an offset is opened with
+	bool file_target; /* a regular file named without an offset is opened with
 					 hib_target_open_file (hibernate writes the blocks under
 					 it), not as a disk image */
 };
@@ -211,10 +210,10 @@ const char *hib_target_source_name(enum hib_target_source s);
 
 /* Parse resume= / resume_offset= / noresume from a kernel command line. */
 struct hib_cmdline {
-	char *resume;            /* malloc'ed or NULL */
-	uint64_t resume_offset;  /* pages; 0 if absent */
+	char *resume;           /* malloc'ed or NULL */
+	uint64_t resume_offset; /* pages; 0 if absent */
 	bool noresume;
-	bool hibernate_no;       /* hibernate=no or nohibernate */
+	bool hibernate_no; /* hibernate=no or nohibernate */
 };
 int hib_cmdline_parse(const char *text, struct hib_cmdline *ret);
 void hib_cmdline_free(struct hib_cmdline *c);
@@ -228,7 +227,7 @@ void hib_cmdline_free(struct hib_cmdline *c);
  */
 struct hib_file_location {
 	char *device;
-	char *uuid;              /* NULL when the filesystem has none */
+	char *uuid; /* NULL when the filesystem has none */
 	uint64_t offset_pages;
 	uint64_t file_pages;
 	uint64_t extents;
@@ -248,8 +247,7 @@ enum hib_snapshot_mode { HIB_SNAP_HIBERNATE, HIB_SNAP_RESUME };
 /* Open the kernel's /dev/snapshot (@path NULL for the default). -EPERM when
  * hibernation is unavailable (nohibernate, lockdown, secretmem), -EBUSY when
  * another program holds it, -ENOENT when the kernel lacks it. */
-int hib_snapshot_open_dev(const char *path, enum hib_snapshot_mode mode,
-			  struct hib_snapshot **ret);
+int hib_snapshot_open_dev(const char *path, enum hib_snapshot_mode mode, struct hib_snapshot **ret);
 
 void hib_snapshot_close(struct hib_snapshot *s);
 void hib_snapshot_closep(struct hib_snapshot **s);
@@ -265,9 +263,9 @@ enum hib_powerdown {
 	HIB_POWERDOWN_SHUTDOWN = 0, /* reboot(RB_POWER_OFF) */
 	HIB_POWERDOWN_PLATFORM,     /* ACPI S4 through the kernel */
 	HIB_POWERDOWN_REBOOT,
-	HIB_POWERDOWN_NONE,         /* return after writing, image kept (tests) */
-	HIB_POWERDOWN_SUSPEND,      /* suspend to RAM; the image is there if power is lost */
-	HIB_POWERDOWN_TEST,         /* write, then return so the caller restores it at once:
+	HIB_POWERDOWN_NONE,    /* return after writing, image kept (tests) */
+	HIB_POWERDOWN_SUSPEND, /* suspend to RAM; the image is there if power is lost */
+	HIB_POWERDOWN_TEST,    /* write, then return so the caller restores it at once:
 				       see HIB_SUSPEND_TEST_WRITTEN */
 };
 
@@ -294,16 +292,15 @@ struct hib_secret {
  * 1. Fill @ret (the data must stay valid until the next call or the end of
  * hib_resume) and return 0, or return -errno to give up.
  */
-typedef int (*hib_secret_fn)(int attempt, const char *what, struct hib_secret *ret,
-			     void *userdata);
+typedef int (*hib_secret_fn)(int attempt, const char *what, struct hib_secret *ret, void *userdata);
 
 struct hib_options {
 	enum hib_codec_choice codec;
-	int codec_level;           /* 0 = codec default */
-	unsigned threads;          /* workers; 0 = one per online CPU */
-	int64_t image_size;        /* PREF_IMAGE_SIZE bytes; -1 = kernel default */
+	int codec_level;    /* 0 = codec default */
+	unsigned threads;   /* workers; 0 = one per online CPU */
+	int64_t image_size; /* PREF_IMAGE_SIZE bytes; -1 = kernel default */
 	enum hib_powerdown powerdown;
-	uint32_t block_bytes;      /* stream bytes per block; 0 = default (256 KiB) */
+	uint32_t block_bytes; /* stream bytes per block; 0 = default (256 KiB) */
 	hib_progress_fn progress;
 	void *progress_userdata;
 	/* Polled while the image is written; returning true cancels the cycle
@@ -324,7 +321,7 @@ struct hib_options {
 	/* Resume: how to ask for the secret of an encrypted image, and how often. */
 	hib_secret_fn ask_secret;
 	void *ask_secret_userdata;
-	int secret_attempts;       /* 0 = 3 */
+	int secret_attempts; /* 0 = 3 */
 	/* Resume: an image written by another kernel is kept (for a boot of that
 	 * kernel: HIB_RESUME_KEPT) instead of discarded.  Safe because a later resume
 	 * still refuses it when this boot changed the filesystems it remembers. */
@@ -347,40 +344,40 @@ const char *hib_codec_name(unsigned codec);
 /* ======================================================================= */
 
 struct hib_stats {
-	uint64_t stream_bytes;     /* what /dev/snapshot gave (or took) */
-	uint64_t stored_bytes;     /* bytes of the image on disk, all pages counted */
+	uint64_t stream_bytes; /* what /dev/snapshot gave (or took) */
+	uint64_t stored_bytes; /* bytes of the image on disk, all pages counted */
 	uint64_t extents;
 	uint32_t threads;
-	uint64_t snapshot_ms;      /* freeze + atomic copy */
-	uint64_t io_ms;            /* moving the stream to/from disk */
-	uint64_t pipeline_bytes;   /* memory the pipeline's buffers took */
-	uint32_t blocks;           /* blocks of the image */
-	uint64_t snapshot_io_ms;   /* of io_ms, the time inside /dev/snapshot's read()
+	uint64_t snapshot_ms;    /* freeze + atomic copy */
+	uint64_t io_ms;          /* moving the stream to/from disk */
+	uint64_t pipeline_bytes; /* memory the pipeline's buffers took */
+	uint32_t blocks;         /* blocks of the image */
+	uint64_t snapshot_io_ms; /* of io_ms, the time inside /dev/snapshot's read()
 				      (hibernate) or write() (resume): the kernel's share */
-	bool adaptive;             /* hibernate: adaptive compression was on */
-	uint64_t raw_blocks;       /* hibernate: blocks it stored raw by choice */
+	bool adaptive;           /* hibernate: adaptive compression was on */
+	uint64_t raw_blocks;     /* hibernate: blocks it stored raw by choice */
 	/* HIB_SUSPEND_RESUMED: what the cycle's two halves reported, if they did
 	 * (resumed_report; stream_bytes, stored_bytes, snapshot_ms and threads
 	 * are then the hibernate side's, io_ms its write; stored_bytes counts
 	 * the data blocks only, as the report keeps them). */
 	bool resumed_report;
-	uint64_t load_ms;          /* the resume side, start to restore */
+	uint64_t load_ms; /* the resume side, start to restore */
 	uint32_t load_threads;
-	uint64_t written_unix;     /* when the image was written */
-	uint64_t loaded_unix;      /* when the resume side restored it */
+	uint64_t written_unix; /* when the image was written */
+	uint64_t loaded_unix;  /* when the resume side restored it */
 };
 
 /* How a hibernate that did not fail ended. */
 enum hib_suspend_outcome {
-	HIB_SUSPEND_RESUMED = 1,     /* the image was restored and we run again */
-	HIB_SUSPEND_WRITTEN = 2,     /* powerdown NONE (or a snapshot device whose power-off
+	HIB_SUSPEND_RESUMED = 1, /* the image was restored and we run again */
+	HIB_SUSPEND_WRITTEN = 2, /* powerdown NONE (or a snapshot device whose power-off
 					returns): image written, system still up */
-	HIB_SUSPEND_RAM = 3,         /* powerdown SUSPEND: woke from RAM, image discarded */
+	HIB_SUSPEND_RAM = 3,     /* powerdown SUSPEND: woke from RAM, image discarded */
 	/* powerdown TEST: image written and valid, every other process SIGSTOPped
 	 * (the snapshot is freed and thawed). Close the snapshot, then hib_resume()
 	 * from the target; if the image is not restored, hib_test_cycle_abort(). */
 	HIB_SUSPEND_TEST_WRITTEN = 4,
-	HIB_SUSPEND_CANCELLED = 5,   /* o->cancel said so while the image was written: nothing
+	HIB_SUSPEND_CANCELLED = 5, /* o->cancel said so while the image was written: nothing
 					saved, swap signature as it was, processes thawed */
 };
 
@@ -407,9 +404,9 @@ void hib_test_cycle_abort(void);
 /* How a resume that did not fail ended (on the kernel's device, a restore does
  * not end: the restored system runs on from its hib_suspend). */
 enum hib_resume_outcome {
-	HIB_RESUME_NO_IMAGE = 1,     /* nothing to do; not a byte written */
-	HIB_RESUME_RESTORED = 2,     /* only a snapshot device whose restore returns (the fake) */
-	HIB_RESUME_KEPT = 3,         /* another kernel's image, left for a boot of it
+	HIB_RESUME_NO_IMAGE = 1, /* nothing to do; not a byte written */
+	HIB_RESUME_RESTORED = 2, /* only a snapshot device whose restore returns (the fake) */
+	HIB_RESUME_KEPT = 3,     /* another kernel's image, left for a boot of it
 					(keep_on_kernel_mismatch); nothing restored or written */
 };
 
@@ -446,7 +443,7 @@ struct hib_image_info {
 	uint32_t threads;
 	uint64_t write_ms;
 	uint64_t snapshot_ms;
-	bool header_valid;         /* the header page was read and checks */
+	bool header_valid; /* the header page was read and checks */
 };
 
 /* Describe what the target holds (reads only). */

@@ -47,20 +47,20 @@ struct control {
 	enum command cmd;
 	int loglevel;
 	const char *config_path;
-	const char *device;        /* --device */
-	uint64_t offset;           /* --offset */
+	const char *device; /* --device */
+	uint64_t offset;    /* --offset */
 	bool offset_set;
 	const char *snapshot_path; /* --snapshot-device (tests) */
 	struct hib_config cfg;     /* file, then options on top */
 	bool progress_tty;
 	uint64_t progress_t0;
 	int progress_last_pct;
-	bool loglevel_set;         /* -v, -q or --loglevel given */
-	bool test_cycle;           /* --test */
-	bool cancel_armed;         /* Esc on the console cancels now */
-	bool no_hooks;             /* --no-hooks */
-	int kmsg_fd;               /* messages also go to the kernel log */
-	const char *args[2];       /* FILE [SIZE] of offset / prepare-file */
+	bool loglevel_set;   /* -v, -q or --loglevel given */
+	bool test_cycle;     /* --test */
+	bool cancel_armed;   /* Esc on the console cancels now */
+	bool no_hooks;       /* --no-hooks */
+	int kmsg_fd;         /* messages also go to the kernel log */
+	const char *args[2]; /* FILE [SIZE] of offset / prepare-file */
 };
 
 static struct control ctl = { .loglevel = HIB_LOG_PROGRESS };
@@ -104,7 +104,8 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 }
 
 /* The tool's own messages, through the same filter as the library's. */
-static void __attribute__((format(printf, 2, 3))) tlog(enum hib_loglevel level, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3)))
+tlog(enum hib_loglevel level, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -305,8 +306,8 @@ static int ask_secret(int attempt, const char *what, struct hib_secret *ret, voi
 			return r;
 		ret->kind = HIB_SECRET_KEYFILE;
 	} else {
-		snprintf(prompt, sizeof(prompt), "Passphrase for the hibernation image%s: ",
-			 attempt > 1 ? " (again)" : "");
+		snprintf(prompt, sizeof(prompt),
+			 "Passphrase for the hibernation image%s: ", attempt > 1 ? " (again)" : "");
 		r = read_passphrase(prompt, &resume_secret);
 		if (r < 0)
 			return r;
@@ -525,9 +526,9 @@ static int ask_image_secret(void)
  * hooks. Returns 0, or the exit code when they stopped it (undone already). */
 static int hooks_before(struct hib_hook_config *hc, struct hib_hooks **hooks)
 {
-	const char *mode = ctl.test_cycle ? "test"
+	const char *mode = ctl.test_cycle                                    ? "test"
 			   : ctl.cfg.opts.powerdown == HIB_POWERDOWN_SUSPEND ? "suspend"
-									      : "hibernate";
+									     : "hibernate";
 	char msg[1024];
 	int r;
 
@@ -604,7 +605,8 @@ static int do_hibernate(void)
 		hib_target_close(t);
 		return EXIT_FAILURE;
 	}
-	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s%s)%s", name, hib_codec_name(ctl.cfg.opts.codec),
+	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s%s)%s", name,
+	     hib_codec_name(ctl.cfg.opts.codec),
 	     !ctl.cfg.encrypt   ? ""
 	     : ctl.cfg.key_file ? ", encrypted with the key file"
 				: ", encrypted with a passphrase",
@@ -671,8 +673,8 @@ static int do_prepare(void)
 		say("%s", err.msg);
 		return EXIT_FAILURE;
 	}
-	tlog(HIB_LOG_PROGRESS, "%s: image file of %llu MiB ready; set device = %s in %s", ctl.args[0],
-	     mb, ctl.args[0], HIB_CONFIG_PATH);
+	tlog(HIB_LOG_PROGRESS, "%s: image file of %llu MiB ready; set device = %s in %s",
+	     ctl.args[0], mb, ctl.args[0], HIB_CONFIG_PATH);
 	return do_offset();
 }
 
@@ -723,9 +725,10 @@ static int do_resume(void)
 	if (st == HIB_SIG_FOREIGN) {
 		/* No image, and the boot goes on: but resume= (or --device) names
 		 * something that never could hold one, which the user should hear. */
-		tlog(HIB_LOG_WARN, "%s: no image: it is not a swap area or image file%s; "
-		     "check resume= and resume_offset=", hib_target_path(t),
-		     hib_target_offset_pages(t) ? " at that offset" : "");
+		tlog(HIB_LOG_WARN,
+		     "%s: no image: it is not a swap area or image file%s; "
+		     "check resume= and resume_offset=",
+		     hib_target_path(t), hib_target_offset_pages(t) ? " at that offset" : "");
 		hib_target_close(t);
 		return EXIT_SUCCESS;
 	}
@@ -763,8 +766,7 @@ static int do_resume(void)
 	return EXIT_FAILURE;
 }
 
-static void print_config(const char *key, const char *value, enum hib_config_source src,
-			 void *ud)
+static void print_config(const char *key, const char *value, enum hib_config_source src, void *ud)
 {
 	(void)ud;
 	printf("  %-15s %-40s (%s)\n", key, value, hib_config_source_name(src));
@@ -799,11 +801,13 @@ static int do_status(void)
 		printf("image: present\n");
 		printf("image-id: %016" PRIx64 "\n", info.image_id);
 		printf("created: %s\n", when);
-		printf("kernel: %s %s (%s)\n", info.kernel_release, info.kernel_version, info.machine);
+		printf("kernel: %s %s (%s)\n", info.kernel_release, info.kernel_version,
+		       info.machine);
 		printf("stream-bytes: %" PRIu64 "\n", info.stream_bytes);
 		printf("image-bytes: %" PRIu64 "\n", info.stored_bytes);
 		printf("ratio: %.3f\n",
-		       info.stream_bytes ? (double)info.stored_bytes / (double)info.stream_bytes : 0.0);
+		       info.stream_bytes ? (double)info.stored_bytes / (double)info.stream_bytes
+					 : 0.0);
 		printf("codec: %s\n", hib_codec_name(info.codec));
 		printf("blocks: %u\n", info.nr_blocks);
 		printf("extents: %u\n", info.map_extents);
@@ -836,7 +840,7 @@ static int do_invalidate(void)
 		tlog(HIB_LOG_PROGRESS, "%s: no image to invalidate", hib_target_path(t));
 	else
 		tlog(HIB_LOG_PROGRESS, "%s: image discarded, swap signature restored",
-			hib_target_path(t));
+		     hib_target_path(t));
 	hib_target_close(t);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
@@ -849,7 +853,7 @@ struct cli_command {
 	unsigned nargs;        /* it takes exactly this many arguments */
 	const char *nargs_msg; /* said when it gets another number */
 	int (*run)(void);
-	bool kmsg;             /* a cycle: its messages belong in the kernel log too */
+	bool kmsg; /* a cycle: its messages belong in the kernel log too */
 	const char *help;
 };
 
@@ -878,9 +882,9 @@ static const struct cli_command commands[] = {
  * the file has no such setting; test-cli holds both tables to config.c's keys.
  */
 struct cli_option {
-	const char *name;                /* --name */
-	char flag;                       /* -f, or 0 */
-	const char *arg;                 /* its argument, as usage names it; NULL: none */
+	const char *name; /* --name */
+	char flag;        /* -f, or 0 */
+	const char *arg;  /* its argument, as usage names it; NULL: none */
 	const char *key;
 	const char *value;
 	const char **str;                /* at once: the argument goes here */

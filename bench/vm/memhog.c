@@ -68,7 +68,9 @@ int main(int argc, char **argv)
 		uint64_t x = 0x9e3779b97f4a7c15ULL;
 
 		for (size_t k = 0; k < n; k++) {
-			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
 			/* a list threaded through the array in a scattered order */
 			r[k].next = &r[(k * 7919 + 1) % n];
 			r[k].prev = k ? &r[k - 1] : NULL;
@@ -76,7 +78,8 @@ int main(int argc, char **argv)
 			r[k].flags = (uint32_t)(x & 0x7);
 			r[k].refs = (uint32_t)(x >> 60);
 			r[k].weight = (double)(x % 10000) / 100.0;
-			snprintf(r[k].name, sizeof(r[k].name), "item-%lu", (unsigned long)(x % 100000));
+			snprintf(r[k].name, sizeof(r[k].name), "item-%lu",
+				 (unsigned long)(x % 100000));
 		}
 		total += struct_mb;
 	}

@@ -7,8 +7,7 @@
 #include "engine/engine.h"
 
 int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
-		    hib_work_fn work,
-		    size_t in_bytes, size_t out_bytes, struct engine_pipe *ret)
+		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret)
 {
 	struct engine_pipe ep = { 0 };
 	unsigned workers = o->threads ? o->threads : (unsigned)get_nprocs();

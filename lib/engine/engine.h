@@ -24,8 +24,7 @@ struct engine_pipe {
 };
 
 int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
-		    hib_work_fn work,
-		    size_t in_bytes, size_t out_bytes, struct engine_pipe *ret);
+		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret);
 void engine_pipe_free(struct engine_pipe *ep);
 
 /* Block @i of the image from @ra at logical page *@lp into @rec (a record of

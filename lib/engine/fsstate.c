@@ -24,11 +24,11 @@
 
 struct sb_probe {
 	enum hib_fs_type type;
-	uint64_t sb_off, sb_len;     /* region hashed */
+	uint64_t sb_off, sb_len; /* region hashed */
 	uint64_t magic_off;
 	const char *magic;
 	size_t magic_len;
-	uint64_t uuid_off;           /* raw 16-byte UUID inside the superblock region */
+	uint64_t uuid_off; /* raw 16-byte UUID inside the superblock region */
 };
 
 static const struct sb_probe probes[] = {
@@ -157,7 +157,8 @@ static void record_line(struct hib_header *h, const char *line, uint8_t *sb, boo
 	if (probe_fd(fd, sb, &st) == 0) {
 		if (h->nr_fs == HIB_MAX_FS) {
 			log_warn("more than %d block filesystems mounted; only the first "
-				 "are checked at resume", HIB_MAX_FS);
+				 "are checked at resume",
+				 HIB_MAX_FS);
 			*full = true;
 		} else {
 			st.devnum = (uint64_t)dev;
@@ -194,7 +195,10 @@ int engine_fs_record(struct hib_header *h, struct engine_fs_buf *b)
 
 static const char *type_name(uint32_t t)
 {
-	return t == HIB_FS_EXT ? "ext4" : t == HIB_FS_XFS ? "xfs" : t == HIB_FS_BTRFS ? "btrfs" : "?";
+	return t == HIB_FS_EXT     ? "ext4"
+	       : t == HIB_FS_XFS   ? "xfs"
+	       : t == HIB_FS_BTRFS ? "btrfs"
+				   : "?";
 }
 
 int engine_fs_check(const struct hib_target *t, const struct hib_header *h)

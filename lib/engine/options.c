@@ -6,8 +6,7 @@
 
 /* The choice is stored in the header as it is, and hib_codec_name() names both:
  * the numbers are the on-disk ones (format.h). */
-_Static_assert((int)HIB_COMPRESS_NONE == HIB_CODEC_NONE &&
-		       (int)HIB_COMPRESS_LZ4 == HIB_CODEC_LZ4 &&
+_Static_assert((int)HIB_COMPRESS_NONE == HIB_CODEC_NONE && (int)HIB_COMPRESS_LZ4 == HIB_CODEC_LZ4 &&
 		       (int)HIB_COMPRESS_ZSTD == HIB_CODEC_ZSTD,
 	       "enum hib_codec_choice must be enum hib_codec");
 
@@ -37,7 +36,8 @@ int hib_codec_parse(const char *text, enum hib_codec_choice *ret_codec, int *ret
 	static const struct {
 		const char *name;
 		enum hib_codec_choice c;
-	} names[] = { { "none", HIB_COMPRESS_NONE }, { "lz4", HIB_COMPRESS_LZ4 },
+	} names[] = { { "none", HIB_COMPRESS_NONE },
+		      { "lz4", HIB_COMPRESS_LZ4 },
 		      { "zstd", HIB_COMPRESS_ZSTD } };
 	const char *colon = strchr(text, ':');
 	size_t len = colon ? (size_t)(colon - text) : strlen(text);

@@ -28,19 +28,18 @@
 
 struct resume_ctx {
 	struct hib_target *t;
-	uint8_t *key;              /* data key of an encrypted image */
+	uint8_t *key; /* data key of an encrypted image */
 	struct image img;
 	struct engine_pipe ep;
 	int reader_err;
-	uint64_t snap_ns;          /* time inside /dev/snapshot's write() */
-	enum hib_io_mode io_mode;  /* the options', for the reader */
+	uint64_t snap_ns;         /* time inside /dev/snapshot's write() */
+	enum hib_io_mode io_mode; /* the options', for the reader */
 };
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
 {
 	const struct hib_block_hdr *h = job->in;
 	int r = codec_decode(worker_ctx, job->in, job->out);
-
 
 	if (r < 0)
 		return r;
@@ -96,7 +95,8 @@ static void *reader_main(void *arg)
 				log_err(r, "%s: block %u: header corrupt (logical page %llu)",
 					hib_target_path(rc->t), i, (unsigned long long)at);
 			else
-				log_err(r, "%s: block %u: read failed: %m", hib_target_path(rc->t), i);
+				log_err(r, "%s: block %u: read failed: %m", hib_target_path(rc->t),
+					i);
 			reader_fail(rc, job, r);
 			return NULL;
 		}
@@ -131,13 +131,15 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 				log_err(r, "%s: block %u (stream bytes %llu..) failed its checksum",
 					hib_target_path(rc->t), i, (unsigned long long)job->user);
 			else if (r == HIB_ERR_AUTH)
-				log_err(r, "%s: block %u (stream bytes %llu..) failed authentication: "
+				log_err(r,
+					"%s: block %u (stream bytes %llu..) failed authentication: "
 					"tampered with, or not sealed with this image's key",
 					hib_target_path(rc->t), i, (unsigned long long)job->user);
 			return r;
 		}
 		if (job->user != fed || fed + job->out_len > hdr->stream_bytes) {
-			log_err(-EBADMSG, "%s: block %u does not continue the stream", hib_target_path(rc->t), i);
+			log_err(-EBADMSG, "%s: block %u does not continue the stream",
+				hib_target_path(rc->t), i);
 			return -EBADMSG;
 		}
 		buf = job->out;
@@ -154,7 +156,8 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 					       "the kernel took the whole image at page %llu of "
 					       "%llu: the image does not fit this kernel",
 					       (unsigned long long)((fed + k) / HIB_PAGE_SIZE),
-					       (unsigned long long)(hdr->stream_bytes / HIB_PAGE_SIZE));
+					       (unsigned long long)(hdr->stream_bytes /
+								    HIB_PAGE_SIZE));
 		}
 		rc->snap_ns += hib_now_ns() - t_write;
 		fed += job->out_len;
@@ -184,8 +187,8 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 	int r = -EACCES;
 
 	if (!o->ask_secret)
-		return log_err(-ENOKEY, "%s: the image is encrypted and no %s was given", hib_target_path(rc->t),
-			       what);
+		return log_err(-ENOKEY, "%s: the image is encrypted and no %s was given",
+			       hib_target_path(rc->t), what);
 	for (int i = 1; i <= attempts; i++) {
 		struct hib_secret s = { 0 };
 
@@ -196,7 +199,8 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 			return log_err(-EACCES,
 				       "%s: the image was sealed with a %s, and a %s was given; "
 				       "booting without the image",
-				       hib_target_path(rc->t), what, keyfile ? "passphrase" : "key file");
+				       hib_target_path(rc->t), what,
+				       keyfile ? "passphrase" : "key file");
 		r = crypt_open(&s, rc->img.hdr, &rc->key);
 		if (r == -EACCES) {
 			if (i < attempts)
@@ -204,17 +208,22 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 			continue;
 		}
 		if (r == -EBADMSG)
-			return log_err(r, "%s: the image's key parameters are out of bounds "
-				       "(tampered with, or written by a newer version)", hib_target_path(rc->t));
+			return log_err(r,
+				       "%s: the image's key parameters are out of bounds "
+				       "(tampered with, or written by a newer version)",
+				       hib_target_path(rc->t));
 		if (r < 0)
-			return log_err(r, "%s: unlocking the image failed: %m", hib_target_path(rc->t));
+			return log_err(r, "%s: unlocking the image failed: %m",
+				       hib_target_path(rc->t));
 		break;
 	}
 	if (r < 0) {
 		if (keyfile)
-			return log_err(-EACCES, "%s: the key file does not open this image (another "
+			return log_err(-EACCES,
+				       "%s: the key file does not open this image (another "
 				       "key file, or the image's key was tampered with); booting "
-				       "without the image", hib_target_path(rc->t));
+				       "without the image",
+				       hib_target_path(rc->t));
 		return log_err(-EACCES, "%s: wrong passphrase %d times; booting without the image",
 			       hib_target_path(rc->t), attempts);
 	}
@@ -236,7 +245,8 @@ static int check_kernel(const struct hib_target *t, const struct hib_header *h)
 		return log_err(-EXDEV,
 			       "%s: the image was written by kernel %s (%s), this is %s (%s); "
 			       "only a boot of the kernel that wrote it can resume it",
-			       hib_target_path(t), h->kernel_release, h->kernel_version, u.release, u.version);
+			       hib_target_path(t), h->kernel_release, h->kernel_version, u.release,
+			       u.version);
 	return 0;
 }
 
@@ -255,13 +265,13 @@ enum resume_phase {
 
 /* A resume cycle: the stream's context, and what its phases hold. */
 struct cycle {
-	struct resume_ctx rc;      /* shared with the reader thread */
+	struct resume_ctx rc; /* shared with the reader thread */
 	struct hib_snapshot *snap;
 	const struct hib_options *o;
 	enum resume_phase phase;
 	enum hib_resume_outcome outcome; /* 0 until a phase decides how the cycle ends */
 	struct hib_stats stats;
-	uint64_t t0;               /* resume began (ms) */
+	uint64_t t0; /* resume began (ms) */
 };
 
 /* The image: tail, header, map, all checked. */
@@ -401,8 +411,9 @@ static int resume_invalidate(struct cycle *c)
 	c->phase = RESUME_INVALIDATED;
 	r = hib_sig_restore(t, h->orig_tail);
 	if (r < 0)
-		return log_err(r, "%s: unable to invalidate the image before restoring it: %m; "
-				  "not restoring",
+		return log_err(r,
+			       "%s: unable to invalidate the image before restoring it: %m; "
+			       "not restoring",
 			       hib_target_path(t));
 	hib_test_pause("invalidated");
 	image_write_report(t, &rc->img, hib_now_ms() - c->t0, rc->ep.workers ? rc->ep.workers : 1);
@@ -481,7 +492,7 @@ static void resume_unwind(struct cycle *c, int r)
 int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
 	       enum hib_resume_outcome *ret_outcome, struct hib_stats *ret_stats)
 {
-	static int (*const phases[])(struct cycle *c) = {
+	static int (*const phases[])(struct cycle * c) = {
 		resume_locate, resume_verify, resume_load, resume_invalidate, resume_restore,
 	};
 	struct hib_options defaults;

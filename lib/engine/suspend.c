@@ -47,9 +47,9 @@ struct suspend_ctx {
 	uint64_t stored_pages;
 	uint32_t nr_blocks;
 	int writer_err;
-	uint64_t written_stream;   /* progress, stream bytes already on disk */
-	uint8_t *key;              /* the data key of an encrypted image */
-	struct hib_ioq *ioq;       /* the writer's queue to the target */
+	uint64_t written_stream; /* progress, stream bytes already on disk */
+	uint8_t *key;            /* the data key of an encrypted image */
+	struct hib_ioq *ioq;     /* the writer's queue to the target */
 	struct writer *writer;
 	uint64_t last_progress_ms;
 	/* Adaptive compression (adapt.h): workers ask it block by block; the
@@ -61,15 +61,15 @@ struct suspend_ctx {
 	 * mutex its read() holds, so with a busy reader they fail with EBUSY
 	 * again and again (seen under TCG: 100000 retries ran out). */
 	pthread_mutex_t snap_mu;
-	uint64_t hdr_off;          /* the header page, allocated before the snapshot */
-	uint64_t *map_offs;        /* write_map's: where each map page goes */
+	uint64_t hdr_off;   /* the header page, allocated before the snapshot */
+	uint64_t *map_offs; /* write_map's: where each map page goes */
 	struct hib_map_page *map_page;
-	uint8_t *verify_rec;       /* --verify's: a record read back, its block decoded, */
+	uint8_t *verify_rec; /* --verify's: a record read back, its block decoded, */
 	uint8_t *verify_out;
 	struct hib_readahead *verify_ra; /* and its reads, given the map's range later */
-	struct engine_fs_buf fs;   /* engine_fs_record's, the kernel's device only */
-	XXH3_state_t stream_st;    /* the blocks' raw_xxh3, in order (the writer) */
-	uint64_t snap_ns;          /* the reader's time inside /dev/snapshot's read() */
+	struct engine_fs_buf fs;         /* engine_fs_record's, the kernel's device only */
+	XXH3_state_t stream_st;          /* the blocks' raw_xxh3, in order (the writer) */
+	uint64_t snap_ns;                /* the reader's time inside /dev/snapshot's read() */
 };
 
 static int alloc_page(struct suspend_ctx *sc, uint64_t *off)
@@ -135,16 +135,16 @@ static void report(struct suspend_ctx *sc, bool force)
 
 struct inflight {
 	struct hib_job *job;
-	unsigned pending;          /* writes of this block not yet complete */
+	unsigned pending; /* writes of this block not yet complete */
 };
 
 struct writer {
 	struct suspend_ctx *sc;
 	struct inflight q[HIB_WRITE_DEPTH * 4];
-	unsigned head, count;      /* FIFO of blocks in flight, oldest at head */
+	unsigned head, count; /* FIFO of blocks in flight, oldest at head */
 	int err;
-	uint64_t busy_since_ns;    /* blocks in flight since then (0: none) */
-	uint64_t busy_bytes;       /* bytes completed since then */
+	uint64_t busy_since_ns; /* blocks in flight since then (0: none) */
+	uint64_t busy_bytes;    /* bytes completed since then */
 };
 
 /* The disk's rate for adaptive compression: bytes over the time blocks were
@@ -203,8 +203,9 @@ static int alloc_block_pages(struct suspend_ctx *sc, uint64_t pages)
 		int r = alloc_page(sc, &off);
 
 		if (r == -ENOSPC)
-			return log_err(r, "%s: not enough space: %llu MiB written of a %llu MiB "
-					  "stream, the area is full (%llu MiB)",
+			return log_err(r,
+				       "%s: not enough space: %llu MiB written of a %llu MiB "
+				       "stream, the area is full (%llu MiB)",
 				       hib_target_name(sc->t),
 				       (unsigned long long)(sc->map.pages * HIB_PAGE_SIZE >> 20),
 				       (unsigned long long)(sc->stream_bytes >> 20),
@@ -213,9 +214,11 @@ static int alloc_block_pages(struct suspend_ctx *sc, uint64_t pages)
 			return log_err(r, "allocating a swap page failed: %m");
 		r = extmap_add(&sc->map, off, 1);
 		if (r < 0)
-			return log_err(r, "the extent map is full (%zu extents): the area "
-					  "handed out more pages than it had free before "
-					  "the freeze", sc->map.cap);
+			return log_err(r,
+				       "the extent map is full (%zu extents): the area "
+				       "handed out more pages than it had free before "
+				       "the freeze",
+				       sc->map.cap);
 	}
 	return 0;
 }
@@ -252,7 +255,8 @@ static int queue_block(struct writer *w, struct hib_job *job)
 				  run * HIB_PAGE_SIZE, off, slot);
 		if (r < 0) {
 			f->pending--;
-			return log_err(r, "%s: queueing a write failed: %m", hib_target_path(sc->t));
+			return log_err(r, "%s: queueing a write failed: %m",
+				       hib_target_path(sc->t));
 		}
 		done += run;
 	}
@@ -301,7 +305,8 @@ static void *writer_main(void *arg)
 			break; /* aborted by the reader */
 		if (job->err) {
 			r = job->err;
-			log_err(r, "compressing block %llu failed: %m", (unsigned long long)job->seq);
+			log_err(r, "compressing block %llu failed: %m",
+				(unsigned long long)job->seq);
 			pipeline_release(p, job);
 			break;
 		}
@@ -413,8 +418,8 @@ static int frozen_bufs_new(struct suspend_ctx *sc)
 		sc->verify_out = hib_alloc_pages(sc->ep.block_bytes);
 		if (!sc->verify_rec || !sc->verify_out)
 			return log_err(-ENOMEM, "verify: allocating the buffers failed: %m");
-		r = hib_readahead_new(sc->t, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH,
-				      sc->o->io_mode, &sc->verify_ra);
+		r = hib_readahead_new(sc->t, VERIFY_RA_CHUNK_PAGES, VERIFY_RA_DEPTH, sc->o->io_mode,
+				      &sc->verify_ra);
 		if (r < 0)
 			return log_err(r, "verify: setting up the reads failed: %m");
 	}
@@ -476,7 +481,7 @@ static int verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3)
 static int write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_pages)
 {
 	uint32_t n = extmap_pages_needed(&sc->map);
-	uint64_t *offs = sc->map_offs;            /* room for the map's reservation */
+	uint64_t *offs = sc->map_offs; /* room for the map's reservation */
 	struct hib_map_page *mp = sc->map_page;
 	int r;
 
@@ -550,7 +555,8 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 			return log_err(-EMEDIUMTYPE,
 				       "%s at page %llu holds an image file: name the file "
 				       "itself with --device FILE, so its pages can be mapped",
-				       hib_target_path(t), (unsigned long long)hib_target_offset_pages(t));
+				       hib_target_path(t),
+				       (unsigned long long)hib_target_offset_pages(t));
 		return 0;
 	case HIB_SIG_IMAGE:
 	case HIB_SIG_BROKEN:
@@ -602,26 +608,26 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 
 /* How far hibernate got: each phase done, in order. The unwind undoes them. */
 enum suspend_phase {
-	SUSPEND_NONE,      /* nothing done that the system must get back */
-	SUSPEND_PREPARED,  /* target checked, its pages and every buffer taken, memory locked */
-	SUSPEND_FROZEN,    /* processes frozen */
-	SUSPEND_SNAPSHOT,  /* the kernel holds the atomic copy */
-	SUSPEND_WRITTEN,   /* blocks, map and header on disk, flushed */
-	SUSPEND_SEALED,    /* the signature write has begun: page 0 is ours to put back */
+	SUSPEND_NONE,     /* nothing done that the system must get back */
+	SUSPEND_PREPARED, /* target checked, its pages and every buffer taken, memory locked */
+	SUSPEND_FROZEN,   /* processes frozen */
+	SUSPEND_SNAPSHOT, /* the kernel holds the atomic copy */
+	SUSPEND_WRITTEN,  /* blocks, map and header on disk, flushed */
+	SUSPEND_SEALED,   /* the signature write has begun: page 0 is ours to put back */
 };
 
 /* A hibernate cycle: the stream's context, and what its phases hold. */
 struct cycle {
-	struct suspend_ctx sc;     /* shared with the codec and writer threads */
+	struct suspend_ctx sc; /* shared with the codec and writer threads */
 	enum suspend_phase phase;
 	enum hib_suspend_outcome outcome; /* 0 until a phase decides how the cycle ends */
 	struct hib_stats stats;
-	struct hib_header *h;      /* the header page (hib_alloc_pages) */
-	uint8_t *orig_page;        /* page 0 as it was */
+	struct hib_header *h; /* the header page (hib_alloc_pages) */
+	uint8_t *orig_page;   /* page 0 as it was */
 	uint32_t block_bytes;
-	bool swapped_on;           /* prepare turned the swap area on for this cycle */
-	uint64_t t0;               /* FREEZE began (ms) */
-	uint64_t tp;               /* where the last log_phase() ended */
+	bool swapped_on; /* prepare turned the swap area on for this cycle */
+	uint64_t t0;     /* FREEZE began (ms) */
+	uint64_t tp;     /* where the last log_phase() ended */
 };
 
 /* The target checked, the kernel told its swap area, and the header page taken:
@@ -782,7 +788,8 @@ static int hibernate_prepare(struct cycle *c)
 		return r;
 	if (hib_snapshot_can(c->sc.snap, HIB_SNAP_CAP_FREEZES_SYSTEM) &&
 	    mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
-		log_warn("mlockall failed (%s): pages of this program may be swapped", strerror(errno));
+		log_warn("mlockall failed (%s): pages of this program may be swapped",
+			 strerror(errno));
 	c->phase = SUSPEND_PREPARED;
 	/* Last: the area's free pages as the freeze will find them. */
 	return reserve_map(&c->sc, c->block_bytes);
@@ -1100,7 +1107,7 @@ static void hibernate_unwind(struct cycle *c, int r)
 int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
 		enum hib_suspend_outcome *ret_outcome, struct hib_stats *ret_stats)
 {
-	static int (*const phases[])(struct cycle *c) = {
+	static int (*const phases[])(struct cycle * c) = {
 		hibernate_prepare, hibernate_freeze, hibernate_snapshot,
 		hibernate_write,   hibernate_seal,   hibernate_power_down,
 	};

@@ -173,9 +173,9 @@ void hib_xxh3_reset(struct XXH3_state_s *st, uint64_t seed)
 	XXH3_64bits_reset_withSeed(st, seed);
 }
 
-void hib_header_init(struct hib_header *h, uint64_t image_id, uint64_t created_unix,
-		     uint32_t codec, int32_t codec_level, uint32_t block_raw_bytes,
-		     const struct utsname *kernel, const uint8_t orig_page[HIB_PAGE_SIZE])
+void hib_header_init(struct hib_header *h, uint64_t image_id, uint64_t created_unix, uint32_t codec,
+		     int32_t codec_level, uint32_t block_raw_bytes, const struct utsname *kernel,
+		     const uint8_t orig_page[HIB_PAGE_SIZE])
 {
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, HIB_HEADER_MAGIC, 16);

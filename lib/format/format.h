@@ -47,29 +47,29 @@
  * then resume it), and the kernel's own resume only acts on "S1SUSPEND", so
  * it never tries to read our format.
  */
-#define HIB_SWAP_SIG      "SWAPSPACE2"
-#define HIB_IMAGE_SIG     "S2SUSPEND\0"
-#define HIB_SIG_LEN       10u
+#define HIB_SWAP_SIG "SWAPSPACE2"
+#define HIB_IMAGE_SIG "S2SUSPEND\0"
+#define HIB_SIG_LEN 10u
 /* A plain image file (no swap) carries this where a swap area has SWAPSPACE2. */
-#define HIB_FILE_SIG      "HIBIMGFILE"
+#define HIB_FILE_SIG "HIBIMGFILE"
 
-#define HIB_TAIL_MAGIC    "HIBERNATE-TAIL01"   /* 16 bytes, no NUL */
-#define HIB_FORMAT_VERSION 2u  /* 2: stream_xxh3 chains the blocks' raw_xxh3 */
+#define HIB_TAIL_MAGIC "HIBERNATE-TAIL01" /* 16 bytes, no NUL */
+#define HIB_FORMAT_VERSION 2u             /* 2: stream_xxh3 chains the blocks' raw_xxh3 */
 #define HIB_SIG_TAIL_SIZE 256u
 
 /* Placed at byte HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE of page 0. */
 struct hib_sig_tail {
-	uint8_t  magic[16];        /* HIB_TAIL_MAGIC */
-	uint32_t version;          /* HIB_FORMAT_VERSION */
-	uint32_t page_size;        /* HIB_PAGE_SIZE */
-	uint64_t header_offset;    /* byte offset of the header page, from the start of the device */
-	uint64_t image_id;         /* random per image; seeds every checksum of this image */
-	uint64_t header_xxh3;      /* XXH3-64 of the header page, seeded with image_id */
-	uint64_t created_unix;     /* seconds since the epoch, when the image was written */
-	uint64_t tail_xxh3;        /* XXH3-64 of this struct with this field zero (seed 0) */
-	uint8_t  reserved[172];    /* zero */
-	uint8_t  orig_sig[HIB_SIG_LEN]; /* the swap signature we replaced ("SWAPSPACE2") */
-	uint8_t  sig[HIB_SIG_LEN];      /* HIB_IMAGE_SIG */
+	uint8_t magic[16];      /* HIB_TAIL_MAGIC */
+	uint32_t version;       /* HIB_FORMAT_VERSION */
+	uint32_t page_size;     /* HIB_PAGE_SIZE */
+	uint64_t header_offset; /* byte offset of the header page, from the start of the device */
+	uint64_t image_id;      /* random per image; seeds every checksum of this image */
+	uint64_t header_xxh3;   /* XXH3-64 of the header page, seeded with image_id */
+	uint64_t created_unix;  /* seconds since the epoch, when the image was written */
+	uint64_t tail_xxh3;     /* XXH3-64 of this struct with this field zero (seed 0) */
+	uint8_t reserved[172];  /* zero */
+	uint8_t orig_sig[HIB_SIG_LEN]; /* the swap signature we replaced ("SWAPSPACE2") */
+	uint8_t sig[HIB_SIG_LEN];      /* HIB_IMAGE_SIG */
 };
 _Static_assert(sizeof(struct hib_sig_tail) == HIB_SIG_TAIL_SIZE, "signature tail size");
 _Static_assert(offsetof(struct hib_sig_tail, sig) == HIB_SIG_TAIL_SIZE - HIB_SIG_LEN,
@@ -90,10 +90,10 @@ _Static_assert(offsetof(struct hib_sig_tail, sig) == HIB_SIG_TAIL_SIZE - HIB_SIG
 enum hib_fs_type { HIB_FS_EXT = 1, HIB_FS_XFS = 2, HIB_FS_BTRFS = 3 };
 
 struct hib_fs_state {
-	uint8_t  uuid[16];         /* the filesystem's UUID, to find it at resume */
-	uint64_t devnum;           /* st_rdev when the image was made (for messages) */
-	uint64_t sb_xxh3;          /* XXH3-64 of its superblock region */
-	uint32_t fs_type;          /* enum hib_fs_type */
+	uint8_t uuid[16]; /* the filesystem's UUID, to find it at resume */
+	uint64_t devnum;  /* st_rdev when the image was made (for messages) */
+	uint64_t sb_xxh3; /* XXH3-64 of its superblock region */
+	uint32_t fs_type; /* enum hib_fs_type */
 	uint32_t pad;
 };
 _Static_assert(sizeof(struct hib_fs_state) == 40, "fs state size");
@@ -107,17 +107,12 @@ _Static_assert(sizeof(struct hib_fs_state) == 40, "fs state size");
  * lib/engine/options.c) use the same, and they are on disk, so they are
  * pinned here: renumbering fails to compile.
  */
-enum hib_codec {
-	HIB_CODEC_NONE = 0,
-	HIB_CODEC_LZ4 = 1,
-	HIB_CODEC_ZSTD = 2,
-	HIB_CODEC_MAX
-};
+enum hib_codec { HIB_CODEC_NONE = 0, HIB_CODEC_LZ4 = 1, HIB_CODEC_ZSTD = 2, HIB_CODEC_MAX };
 _Static_assert(HIB_CODEC_NONE == 0 && HIB_CODEC_LZ4 == 1 && HIB_CODEC_ZSTD == 2,
 	       "codec numbers are on disk");
 
 /* Header flags. */
-#define HIB_HFLAG_PLATFORM  (1u << 0) /* written with platform (ACPI S4) support */
+#define HIB_HFLAG_PLATFORM (1u << 0)  /* written with platform (ACPI S4) support */
 #define HIB_HFLAG_ENCRYPTED (1u << 1) /* blocks sealed, see struct hib_crypt */
 
 /*
@@ -136,18 +131,18 @@ enum hib_kdf { HIB_KDF_ARGON2ID = 1, HIB_KDF_KEYFILE = 2 };
  * must not make resume spin for hours or ask for more memory than an
  * initramfs has.  Writers use libsodium's INTERACTIVE values (2, 64 MiB).
  */
-#define HIB_ARGON_OPS_MAX 4ull                /* libsodium's SENSITIVE */
-#define HIB_ARGON_MEM_MAX (256ull << 20)      /* libsodium's MODERATE */
+#define HIB_ARGON_OPS_MAX 4ull           /* libsodium's SENSITIVE */
+#define HIB_ARGON_MEM_MAX (256ull << 20) /* libsodium's MODERATE */
 
 struct hib_crypt {
-	uint32_t kdf;              /* enum hib_kdf */
+	uint32_t kdf; /* enum hib_kdf */
 	uint32_t pad;
-	uint64_t opslimit;         /* Argon2id parameters */
+	uint64_t opslimit; /* Argon2id parameters */
 	uint64_t memlimit;
-	uint8_t  salt[16];
-	uint8_t  wrap_nonce[24];
-	uint8_t  wrapped_key[48];  /* the 32-byte data key, sealed (16-byte tag) */
-	uint8_t  header_mac[32];   /* BLAKE2b-256 of the header page with this field zero */
+	uint8_t salt[16];
+	uint8_t wrap_nonce[24];
+	uint8_t wrapped_key[48]; /* the 32-byte data key, sealed (16-byte tag) */
+	uint8_t header_mac[32];  /* BLAKE2b-256 of the header page with this field zero */
 };
 _Static_assert(sizeof(struct hib_crypt) == 144, "crypt size");
 
@@ -161,19 +156,19 @@ _Static_assert(sizeof(struct hib_crypt) == 144, "crypt size");
 #define HIB_REPORT_MAGIC "HIBERNATE-RPRT01" /* 16 bytes, no NUL */
 
 struct hib_report {
-	uint8_t  magic[16];        /* HIB_REPORT_MAGIC */
+	uint8_t magic[16]; /* HIB_REPORT_MAGIC */
 	uint64_t image_id;
 	uint64_t stream_bytes;
 	uint64_t stored_bytes;
-	uint64_t created_unix;     /* the image was written */
-	uint64_t loaded_unix;      /* the resume side restores it */
-	uint32_t snapshot_ms;      /* hibernate: freeze + atomic copy */
-	uint32_t write_ms;         /* hibernate: stream to disk */
-	uint32_t load_ms;          /* resume: from start to restore */
+	uint64_t created_unix; /* the image was written */
+	uint64_t loaded_unix;  /* the resume side restores it */
+	uint32_t snapshot_ms;  /* hibernate: freeze + atomic copy */
+	uint32_t write_ms;     /* hibernate: stream to disk */
+	uint32_t load_ms;      /* resume: from start to restore */
 	uint32_t write_threads;
 	uint32_t load_threads;
 	uint32_t pad;
-	uint64_t xxh3;             /* XXH3-64 of this struct with this field zero, seed image_id */
+	uint64_t xxh3; /* XXH3-64 of this struct with this field zero, seed image_id */
 };
 _Static_assert(sizeof(struct hib_report) == 88, "report size");
 
@@ -186,57 +181,57 @@ _Static_assert(sizeof(struct hib_report) == 88, "report size");
 #define HIB_SEAL_TAG 16u
 
 struct hib_header {
-	uint8_t  magic[16];        /* HIB_HEADER_MAGIC */
-	uint32_t version;          /* HIB_FORMAT_VERSION */
-	uint32_t flags;            /* HIB_HFLAG_* */
-	uint64_t image_id;         /* same as the tail's */
+	uint8_t magic[16]; /* HIB_HEADER_MAGIC */
+	uint32_t version;  /* HIB_FORMAT_VERSION */
+	uint32_t flags;    /* HIB_HFLAG_* */
+	uint64_t image_id; /* same as the tail's */
 	uint64_t created_unix;
 
 	/* The kernel that wrote the image: restoring it into another one crashes. */
-	char     kernel_release[65];   /* uname -r, NUL-padded */
-	char     kernel_version[129];  /* uname -v (build number and date) */
-	char     machine[16];          /* uname -m */
-	uint8_t  pad0[6];
+	char kernel_release[65];  /* uname -r, NUL-padded */
+	char kernel_version[129]; /* uname -v (build number and date) */
+	char machine[16];         /* uname -m */
+	uint8_t pad0[6];
 
 	/* The stream /dev/snapshot produced and will take back. */
-	uint64_t stream_bytes;     /* bytes read from /dev/snapshot */
-	uint64_t stream_xxh3;      /* XXH3-64, seeded with image_id, of every block's
+	uint64_t stream_bytes; /* bytes read from /dev/snapshot */
+	uint64_t stream_xxh3;  /* XXH3-64, seeded with image_id, of every block's
 				    * raw_xxh3 in order (each 8 bytes, little-endian):
 				    * the whole stream's check, without a serial pass
 				    * over its bytes (0 when encrypted) */
 
 	/* How the stream is stored. */
-	uint32_t codec;            /* enum hib_codec requested (blocks say what they used) */
-	int32_t  codec_level;
-	uint32_t block_raw_bytes;  /* stream bytes per block (the last may be shorter) */
+	uint32_t codec; /* enum hib_codec requested (blocks say what they used) */
+	int32_t codec_level;
+	uint32_t block_raw_bytes; /* stream bytes per block (the last may be shorter) */
 	uint32_t nr_blocks;
-	uint64_t data_pages;       /* logical pages holding blocks */
+	uint64_t data_pages; /* logical pages holding blocks */
 
 	/* Where the logical pages live: a chain of map pages. */
-	uint64_t map_offset;       /* byte offset of the first map page */
+	uint64_t map_offset; /* byte offset of the first map page */
 	uint32_t map_pages;
 	uint32_t map_extents;
 
 	/* Statistics of the write, for `hibernate status` and the journal. */
-	uint64_t stat_snapshot_ms; /* FREEZE..CREATE_IMAGE returned */
-	uint64_t stat_write_ms;    /* first stream byte..header written */
-	uint64_t stat_stored_bytes;/* bytes of block records on disk */
+	uint64_t stat_snapshot_ms;  /* FREEZE..CREATE_IMAGE returned */
+	uint64_t stat_write_ms;     /* first stream byte..header written */
+	uint64_t stat_stored_bytes; /* bytes of block records on disk */
 	uint32_t stat_threads;
 	uint32_t pad1;
 
 	/* The bytes of page 0 that the tail replaced, to put back exactly. */
-	uint8_t  orig_tail[HIB_SIG_TAIL_SIZE];
+	uint8_t orig_tail[HIB_SIG_TAIL_SIZE];
 
 	/* Mounted block filesystems and their state (see struct hib_fs_state). */
 	uint32_t nr_fs;
 	uint32_t pad2;
 	struct hib_fs_state fs[HIB_MAX_FS];
 
-	struct hib_crypt crypt;    /* with HIB_HFLAG_ENCRYPTED */
+	struct hib_crypt crypt; /* with HIB_HFLAG_ENCRYPTED */
 
-	uint8_t  reserved[HIB_PAGE_SIZE - 16 - 4 - 4 - 8 - 8 - 65 - 129 - 16 - 6 - 8 - 8 - 4 -
-			  4 - 4 - 4 - 8 - 8 - 4 - 4 - 8 - 8 - 8 - 4 - 4 - HIB_SIG_TAIL_SIZE - 8 -
-			  HIB_MAX_FS * sizeof(struct hib_fs_state) - 8 - sizeof(struct hib_crypt)];
+	uint8_t reserved[HIB_PAGE_SIZE - 16 - 4 - 4 - 8 - 8 - 65 - 129 - 16 - 6 - 8 - 8 - 4 - 4 -
+			 4 - 4 - 8 - 8 - 4 - 4 - 8 - 8 - 8 - 4 - 4 - HIB_SIG_TAIL_SIZE - 8 -
+			 HIB_MAX_FS * sizeof(struct hib_fs_state) - 8 - sizeof(struct hib_crypt)];
 	uint64_t header_xxh3_self; /* XXH3-64 of the page up to here, seed image_id */
 };
 _Static_assert(sizeof(struct hib_header) == HIB_PAGE_SIZE, "header is one page");
@@ -246,20 +241,20 @@ _Static_assert(sizeof(struct hib_header) == HIB_PAGE_SIZE, "header is one page")
 #define HIB_MAP_MAGIC "HMAP"
 
 struct hib_extent {
-	uint64_t offset;           /* device byte offset, page aligned */
-	uint64_t pages;            /* length in pages */
+	uint64_t offset; /* device byte offset, page aligned */
+	uint64_t pages;  /* length in pages */
 };
 _Static_assert(sizeof(struct hib_extent) == 16, "extent size");
 
 #define HIB_MAP_ENTRIES ((HIB_PAGE_SIZE - 32) / sizeof(struct hib_extent))
 
 struct hib_map_page {
-	uint8_t  magic[4];         /* HIB_MAP_MAGIC */
-	uint32_t index;            /* 0, 1, 2 ... in chain order */
-	uint32_t count;            /* extents used in this page */
+	uint8_t magic[4]; /* HIB_MAP_MAGIC */
+	uint32_t index;   /* 0, 1, 2 ... in chain order */
+	uint32_t count;   /* extents used in this page */
 	uint32_t pad;
-	uint64_t next_offset;      /* byte offset of the next map page, 0 at the end */
-	uint64_t xxh3;             /* XXH3-64 of the page with this field zero, seed image_id */
+	uint64_t next_offset; /* byte offset of the next map page, 0 at the end */
+	uint64_t xxh3;        /* XXH3-64 of the page with this field zero, seed image_id */
 	struct hib_extent ext[HIB_MAP_ENTRIES];
 };
 _Static_assert(sizeof(struct hib_map_page) == HIB_PAGE_SIZE, "map page is one page");
@@ -274,24 +269,24 @@ enum hib_block_codec {
 	HIB_BLOCK_RAW = HIB_CODEC_NONE, /* payload = the stream bytes as they are */
 	HIB_BLOCK_LZ4 = HIB_CODEC_LZ4,
 	HIB_BLOCK_ZSTD = HIB_CODEC_ZSTD,
-	HIB_BLOCK_ZERO = 3,        /* every stream byte is zero; no payload */
+	HIB_BLOCK_ZERO = 3, /* every stream byte is zero; no payload */
 };
 /* A new codec needs a block number of its own, not ZERO's. */
 _Static_assert(HIB_BLOCK_ZERO == 3 && (int)HIB_BLOCK_ZERO >= (int)HIB_CODEC_MAX,
 	       "block codec numbers are on disk");
 
 struct hib_block_hdr {
-	uint32_t magic;            /* HIB_BLOCK_MAGIC */
-	uint32_t index;            /* block number, from 0 */
-	uint32_t raw_bytes;        /* stream bytes this block decodes to */
-	uint32_t stored_bytes;     /* payload bytes after this header */
-	uint16_t codec;            /* enum hib_block_codec */
+	uint32_t magic;        /* HIB_BLOCK_MAGIC */
+	uint32_t index;        /* block number, from 0 */
+	uint32_t raw_bytes;    /* stream bytes this block decodes to */
+	uint32_t stored_bytes; /* payload bytes after this header */
+	uint16_t codec;        /* enum hib_block_codec */
 	uint16_t flags;
 	uint32_t pad;
-	uint64_t raw_xxh3;         /* XXH3-64 of the decoded bytes, seed image_id */
-	uint64_t stream_offset;    /* where the decoded bytes start in the stream */
-	uint64_t stored_xxh3;      /* XXH3-64 of header (this field zero) + payload, seed image_id */
-	uint8_t  reserved[16];
+	uint64_t raw_xxh3;      /* XXH3-64 of the decoded bytes, seed image_id */
+	uint64_t stream_offset; /* where the decoded bytes start in the stream */
+	uint64_t stored_xxh3;   /* XXH3-64 of header (this field zero) + payload, seed image_id */
+	uint8_t reserved[16];
 };
 _Static_assert(sizeof(struct hib_block_hdr) == 64, "block header size");
 
@@ -352,9 +347,9 @@ struct utsname;
  * bytes of @orig_page (page 0 as it was) that the signature will replace.
  * Everything else zero, for the writer to fill in and seal.
  */
-void hib_header_init(struct hib_header *h, uint64_t image_id, uint64_t created_unix,
-		     uint32_t codec, int32_t codec_level, uint32_t block_raw_bytes,
-		     const struct utsname *kernel, const uint8_t orig_page[HIB_PAGE_SIZE]);
+void hib_header_init(struct hib_header *h, uint64_t image_id, uint64_t created_unix, uint32_t codec,
+		     int32_t codec_level, uint32_t block_raw_bytes, const struct utsname *kernel,
+		     const uint8_t orig_page[HIB_PAGE_SIZE]);
 /* 0 when @kernel (from uname()) is the kernel the header says wrote the image,
  * else -EXDEV. */
 int hib_header_kernel_check(const struct hib_header *h, const struct utsname *kernel);

@@ -78,14 +78,14 @@ struct key {
 	const char *hook_env; /* a shipped hook's setting: exported to hooks under this name */
 };
 
-#define BOOL_KEY(fname, field)                                                             \
-	static int set_##fname(struct hib_config *c, const char *v)                        \
-	{                                                                                  \
-		return parse_bool(v, &c->field);                                           \
-	}                                                                                  \
-	static void get_##fname(const struct hib_config *c, char *b, size_t l)             \
-	{                                                                                  \
-		snprintf(b, l, "%s", c->field ? "yes" : "no");                             \
+#define BOOL_KEY(fname, field)                                                                     \
+	static int set_##fname(struct hib_config *c, const char *v)                                \
+	{                                                                                          \
+		return parse_bool(v, &c->field);                                                   \
+	}                                                                                          \
+	static void get_##fname(const struct hib_config *c, char *b, size_t l)                     \
+	{                                                                                          \
+		snprintf(b, l, "%s", c->field ? "yes" : "no");                                     \
 	}
 
 BOOL_KEY(cancel, cancel)
@@ -253,8 +253,10 @@ static void get_key_file(const struct hib_config *c, char *b, size_t l)
 static int set_powerdown(struct hib_config *c, const char *v)
 {
 	static const char *const names[] = {
-		[HIB_POWERDOWN_SHUTDOWN] = "shutdown", [HIB_POWERDOWN_PLATFORM] = "platform",
-		[HIB_POWERDOWN_REBOOT] = "reboot",     [HIB_POWERDOWN_SUSPEND] = "suspend",
+		[HIB_POWERDOWN_SHUTDOWN] = "shutdown",
+		[HIB_POWERDOWN_PLATFORM] = "platform",
+		[HIB_POWERDOWN_REBOOT] = "reboot",
+		[HIB_POWERDOWN_SUSPEND] = "suspend",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (names[i] && strcmp(v, names[i]) == 0) {
@@ -266,8 +268,8 @@ static int set_powerdown(struct hib_config *c, const char *v)
 
 static void get_powerdown(const struct hib_config *c, char *b, size_t l)
 {
-	static const char *const names[] = { "shutdown", "platform", "reboot", "none", "suspend",
-					     "test" };
+	static const char *const names[] = { "shutdown", "platform", "reboot",
+					     "none",     "suspend",  "test" };
 	snprintf(b, l, "%s",
 		 (size_t)c->opts.powerdown < ARRAY_SIZE(names) ? names[c->opts.powerdown] : "?");
 }
@@ -357,7 +359,8 @@ int hib_config_set_from(struct hib_config *c, const char *key, const char *value
 			continue;
 		r = keys[k].set ? keys[k].set(c, value) : set_hook_setting(c, k, value);
 		if (r == -EINVAL && strcmp(key, "compress") == 0)
-			snprintf(err, errlen, "compress: '%s' is not none, lz4 or zstd[:1-19]", value);
+			snprintf(err, errlen, "compress: '%s' is not none, lz4 or zstd[:1-19]",
+				 value);
 		else if (r == -EINVAL)
 			snprintf(err, errlen, "%s: invalid value '%s'", key, value);
 		else if (r < 0)
@@ -516,8 +519,8 @@ void hib_config_dump(const struct hib_config *c, hib_config_dump_fn fn, void *us
 	}
 	for (size_t i = 0; i < c->n_inline; i++) {
 		char name[32];
-		snprintf(name, sizeof(name), "%s %02d", c->inl[i].pre_cmd ? "OnSuspend" : "OnResume",
-			 c->inl[i].order);
+		snprintf(name, sizeof(name), "%s %02d",
+			 c->inl[i].pre_cmd ? "OnSuspend" : "OnResume", c->inl[i].order);
 		fn(name, c->inl[i].pre_cmd ? c->inl[i].pre_cmd : c->inl[i].post_cmd, HIB_SRC_FILE,
 		   userdata);
 	}

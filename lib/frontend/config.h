@@ -29,10 +29,10 @@ struct hib_config {
 	char *device;
 	uint64_t offset;
 	bool offset_set;
-	int loglevel;          /* -1: not set */
-	bool cancel;           /* Esc cancels while writing (default yes) */
-	bool encrypt;          /* encrypt the image (passphrase, or key-file if set) */
-	char *key_file;        /* key file for encryption and resume */
+	int loglevel;   /* -1: not set */
+	bool cancel;    /* Esc cancels while writing (default yes) */
+	bool encrypt;   /* encrypt the image (passphrase, or key-file if set) */
+	char *key_file; /* key file for encryption and resume */
 	struct hib_options opts;
 
 	/* Hooks. */
@@ -67,8 +67,8 @@ int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, 
 const char *hib_config_key(size_t i, const char **ret_hook_env);
 
 /* Every key with its effective value (as text) and where it came from. */
-typedef void (*hib_config_dump_fn)(const char *key, const char *value,
-				   enum hib_config_source src, void *userdata);
+typedef void (*hib_config_dump_fn)(const char *key, const char *value, enum hib_config_source src,
+				   void *userdata);
 void hib_config_dump(const struct hib_config *c, hib_config_dump_fn fn, void *userdata);
 const char *hib_config_source_name(enum hib_config_source s);
 /* The shipped hooks' settings as a NULL-terminated KEY=value array for the hooks'

@@ -87,7 +87,8 @@ static void check_lockdown(struct ctx *c)
 	char *sel;
 
 	if (read_file(c, "/sys/kernel/security/lockdown", buf, sizeof(buf)) < 0) {
-		report(c, HIB_DOCTOR_PASS, "lockdown", "no kernel lockdown (securityfs shows none)");
+		report(c, HIB_DOCTOR_PASS, "lockdown",
+		       "no kernel lockdown (securityfs shows none)");
 		return;
 	}
 	sel = strchr(buf, '[');
@@ -276,7 +277,8 @@ static void check_resume_offset(struct ctx *c, const struct hib_target *t)
 			       file, off, file);
 		else if (c->kc.resume_offset != off)
 			report(c, HIB_DOCTOR_FAIL, "resume-offset",
-			       "resume_offset=%" PRIu64 " on the kernel command line, but %s starts "
+			       "resume_offset=%" PRIu64
+			       " on the kernel command line, but %s starts "
 			       "at page %" PRIu64 ": set resume_offset=%" PRIu64,
 			       c->kc.resume_offset, file, off, off);
 		else
@@ -361,7 +363,8 @@ static void check_initramfs(struct ctx *c)
 	if (!f) {
 		report(c, HIB_DOCTOR_WARN, "initramfs",
 		       "no %s to look into: make sure your initramfs runs hibernate resume (the "
-		       "initramfs-tools and dracut integration do)", buf);
+		       "initramfs-tools and dracut integration do)",
+		       buf);
 		return;
 	}
 	/* Our hook script is stored uncompressed only in an uncompressed cpio: look
@@ -385,7 +388,8 @@ static void check_initramfs(struct ctx *c)
 	else
 		report(c, HIB_DOCTOR_WARN, "initramfs",
 		       "could not find hibernate resume in %s (it may be compressed): check with "
-		       "lsinitramfs %s | grep hibernate", p, p);
+		       "lsinitramfs %s | grep hibernate",
+		       p, p);
 }
 
 int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userdata)

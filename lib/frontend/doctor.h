@@ -10,12 +10,12 @@
 enum hib_doctor_verdict { HIB_DOCTOR_PASS = 0, HIB_DOCTOR_WARN = 1, HIB_DOCTOR_FAIL = 2 };
 
 struct hib_doctor_input {
-	const char *root;      /* prefix for /proc, /sys, /dev, /etc, /boot; NULL for "/" */
-	const char *cmdline;   /* kernel command line; NULL reads <root>/proc/cmdline */
+	const char *root;    /* prefix for /proc, /sys, /dev, /etc, /boot; NULL for "/" */
+	const char *cmdline; /* kernel command line; NULL reads <root>/proc/cmdline */
 	/* The target as hibernate is told of it (--device, device =, their offsets);
 	 * the doctor sets the rest: the command line and swaps above, read-only. */
 	struct hib_target_request target;
-	int64_t image_size;    /* configured image-size in bytes, -1 default */
+	int64_t image_size; /* configured image-size in bytes, -1 default */
 };
 
 /* One finding: @check names it (snapshot-device, lockdown, target, space, …),

@@ -55,8 +55,8 @@ static const char *const default_pmutils[] = { "/etc/pm/sleep.d", "/usr/lib/pm-u
 /* NN-name: two digits, a dash, a name. */
 static int our_order(const char *name)
 {
-	if (name[0] >= '0' && name[0] <= '9' && name[1] >= '0' && name[1] <= '9' && name[2] == '-' &&
-	    name[3])
+	if (name[0] >= '0' && name[0] <= '9' && name[1] >= '0' && name[1] <= '9' &&
+	    name[2] == '-' && name[3])
 		return (name[0] - '0') * 10 + (name[1] - '0');
 	return -1;
 }
@@ -131,7 +131,8 @@ static int scan(struct hib_hooks *h, enum hook_kind kind, const char *const *dir
 			if (order < 0) {
 				if (log)
 					log(HIB_LOG_WARN, e->d_name,
-					    "ignored: hook names are NN-name, NN from 00 to 99", ud);
+					    "ignored: hook names are NN-name, NN from 00 to 99",
+					    ud);
 				continue;
 			}
 			if (have_name(h, kind, e->d_name))
@@ -194,8 +195,8 @@ int hib_hooks_collect(const struct hib_hook_config *c, struct hib_hooks **ret)
 			r = -EINVAL;
 			break;
 		}
-		snprintf(name, sizeof(name), "%02d-%s", in->order, in->pre_cmd ? "OnSuspend"
-										: "OnResume");
+		snprintf(name, sizeof(name), "%02d-%s", in->order,
+			 in->pre_cmd ? "OnSuspend" : "OnResume");
 		r = add_hook(h, HOOK_INLINE, "config", name, in->order);
 		if (r == 0) {
 			h->v[h->n - 1].pre_cmd = in->pre_cmd;
@@ -396,7 +397,8 @@ int hib_hooks_pre(struct hib_hooks *h, const struct hib_hook_config *c, char *ms
 			st = 1;
 		if (st == 1 && c->force) {
 			if (c->log)
-				c->log(HIB_LOG_WARN, k->path, "failed; going on (--force)", c->userdata);
+				c->log(HIB_LOG_WARN, k->path, "failed; going on (--force)",
+				       c->userdata);
 			continue;
 		}
 		if (st == 2) {

@@ -16,25 +16,25 @@ typedef void (*hib_hook_log_fn)(enum hib_loglevel level, const char *who, const 
  * run at position NN before the cycle, or after it (if the "pre" sequence got
  * that far). */
 struct hib_inline_hook {
-	int order;                        /* 0..99 */
-	const char *pre_cmd;              /* NULL: nothing before */
-	const char *post_cmd;             /* NULL: nothing after */
+	int order;            /* 0..99 */
+	const char *pre_cmd;  /* NULL: nothing before */
+	const char *post_cmd; /* NULL: nothing after */
 };
 
 struct hib_hook_config {
 	/* Our hook directories, earlier ones winning on a name; NULL for the defaults
 	 * (/etc/hibernate/hooks.d, /usr/lib/hibernate/hooks.d). */
 	const char *const *dirs;
-	bool systemd;                     /* also systemd-sleep hooks ("pre|post hibernate") */
-	const char *const *systemd_dirs;  /* NULL: /etc and /usr/lib systemd/system-sleep */
-	bool pmutils;                     /* also pm-utils hooks ("hibernate|thaw") */
-	const char *const *pmutils_dirs;  /* NULL: /etc/pm/sleep.d, /usr/lib/pm-utils/sleep.d */
-	unsigned timeout_s;               /* per hook; 0 = 30 */
-	bool force;                       /* a failing hook (exit 1) does not abort */
-	const char *mode;                 /* HIBERNATE_MODE: hibernate, test, suspend, … */
-	char **env;                       /* more KEY=VALUE for the hooks (the config) */
+	bool systemd;                      /* also systemd-sleep hooks ("pre|post hibernate") */
+	const char *const *systemd_dirs;   /* NULL: /etc and /usr/lib systemd/system-sleep */
+	bool pmutils;                      /* also pm-utils hooks ("hibernate|thaw") */
+	const char *const *pmutils_dirs;   /* NULL: /etc/pm/sleep.d, /usr/lib/pm-utils/sleep.d */
+	unsigned timeout_s;                /* per hook; 0 = 30 */
+	bool force;                        /* a failing hook (exit 1) does not abort */
+	const char *mode;                  /* HIBERNATE_MODE: hibernate, test, suspend, … */
+	char **env;                        /* more KEY=VALUE for the hooks (the config) */
 	const struct hib_inline_hook *inl; /* inline hooks … */
-	size_t n_inline;                  /* … and how many */
+	size_t n_inline;                   /* … and how many */
 	hib_hook_log_fn log;
 	void *userdata;
 };

@@ -23,8 +23,10 @@ struct stats_key {
 	unsigned sides;
 };
 
-#define KEY(k, field, s)                                                                   \
-	{ k, offsetof(struct hib_stats, field), sizeof(((struct hib_stats *)0)->field), s }
+#define KEY(k, field, s)                                                                           \
+	{                                                                                          \
+		k, offsetof(struct hib_stats, field), sizeof(((struct hib_stats *)0)->field), s    \
+	}
 
 static const struct stats_key keys[] = {
 	KEY("stream_bytes", stream_bytes, HIB | RES | RSD),
@@ -89,8 +91,7 @@ static uint64_t field_value(const struct stats_key *k, const struct hib_stats *s
 	}
 }
 
-int hib_stats_format(enum hib_stats_side side, const struct hib_stats *st, char *buf,
-		     size_t len)
+int hib_stats_format(enum hib_stats_side side, const struct hib_stats *st, char *buf, size_t len)
 {
 	const char *name = hib_stats_side_name(side);
 	size_t n;

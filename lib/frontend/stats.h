@@ -22,7 +22,6 @@ const char *hib_stats_key(enum hib_stats_side side, size_t i);
 /* @side's line, without a newline, into @buf (@len bytes, always NUL-terminated).
  * Returns the length of the whole line, as snprintf does, or -EINVAL for an
  * unknown side. */
-int hib_stats_format(enum hib_stats_side side, const struct hib_stats *st, char *buf,
-		     size_t len);
+int hib_stats_format(enum hib_stats_side side, const struct hib_stats *st, char *buf, size_t len);
 
 #endif

@@ -20,7 +20,7 @@ static int load_tail(struct hib_target *t, uint8_t *page, struct hib_sig_tail *r
 		return r;
 	if (st == HIB_SIG_BROKEN) {
 		r = hib_tail_check((const struct hib_sig_tail *)(page + HIB_PAGE_SIZE -
-								  HIB_SIG_TAIL_SIZE));
+								 HIB_SIG_TAIL_SIZE));
 		if (r == -EPROTO) {
 			log_err(r, "%s: the image was written in another format version",
 				hib_target_path(t));
@@ -37,15 +37,13 @@ static int load_tail(struct hib_target *t, uint8_t *page, struct hib_sig_tail *r
 	return 0;
 }
 
-static int load_header(struct hib_target *t, const struct hib_sig_tail *tail,
-		       struct hib_header *h)
+static int load_header(struct hib_target *t, const struct hib_sig_tail *tail, struct hib_header *h)
 {
 	const char *path = hib_target_path(t);
 	int r;
 
 	if (tail->header_offset == hib_target_sig_offset(t))
-		return log_err(-EBADMSG, "%s: the image header points at the signature page",
-			       path);
+		return log_err(-EBADMSG, "%s: the image header points at the signature page", path);
 	r = hib_target_read(t, tail->header_offset, h, HIB_PAGE_SIZE);
 	if (r < 0)
 		return log_err(r, "%s: cannot read the image header at byte %llu: %m", path,
@@ -163,8 +161,7 @@ int image_write_sig(struct hib_target *t, const struct hib_header *h, uint64_t h
 	hib_tail_build(&tail, h, header_off, orig_page);
 	r = hib_sig_write_image(t, orig_page, &tail);
 	if (r < 0)
-		return log_err(r, "%s: unable to write the signature page: %m",
-			       hib_target_path(t));
+		return log_err(r, "%s: unable to write the signature page: %m", hib_target_path(t));
 	return 0;
 }
 

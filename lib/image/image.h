@@ -21,7 +21,7 @@
 /* An image found on a target: tail, header and map, all checked. */
 struct image {
 	struct hib_sig_tail tail;
-	struct hib_header *hdr;      /* one page, hib_alloc_pages */
+	struct hib_header *hdr; /* one page, hib_alloc_pages */
 	struct hib_extmap map;
 };
 

@@ -14,14 +14,14 @@
 struct hib_codec_ctx {
 	enum hib_codec_choice codec;
 	int level;
-	ZSTD_CCtx *zc;         /* static contexts, in the workspaces below */
+	ZSTD_CCtx *zc; /* static contexts, in the workspaces below */
 	ZSTD_DCtx *zd;
 	void *zc_space;
 	void *zd_space;
-	void *lz4_state;       /* LZ4's hash table: its own, not on the stack or heap per block */
+	void *lz4_state; /* LZ4's hash table: its own, not on the stack or heap per block */
 	uint64_t seed;
-	const uint8_t *key;    /* the image's data key, or NULL; owned by the engine */
-	bool raw;              /* store blocks raw for now (codec_ctx_set_raw) */
+	const uint8_t *key; /* the image's data key, or NULL; owned by the engine */
+	bool raw;           /* store blocks raw for now (codec_ctx_set_raw) */
 	void *userdata;
 };
 
@@ -98,8 +98,8 @@ static int zstd_ctx_init(struct hib_codec_ctx *c, uint32_t block_bytes)
 		if (!c->zc_space)
 			return -ENOMEM;
 		c->zc = ZSTD_initStaticCCtx(c->zc_space, cbytes);
-		if (!c->zc || ZSTD_isError(ZSTD_CCtx_setParameter(c->zc, ZSTD_c_compressionLevel,
-								   level)))
+		if (!c->zc ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(c->zc, ZSTD_c_compressionLevel, level)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -144,7 +144,8 @@ void codec_ctx_free(struct hib_codec_ctx *c)
 
 size_t codec_record_bound(uint32_t block_bytes)
 {
-	size_t b = MAX((size_t)LZ4_compressBound((int)block_bytes), ZSTD_compressBound(block_bytes));
+	size_t b =
+		MAX((size_t)LZ4_compressBound((int)block_bytes), ZSTD_compressBound(block_bytes));
 
 	b = MAX(b, block_bytes) + sizeof(struct hib_block_hdr) + HIB_SEAL_TAG;
 	return DIV_ROUND_UP(b, HIB_PAGE_SIZE) * HIB_PAGE_SIZE;
@@ -232,8 +233,8 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, u
 		block_nonce(c, index, nonce);
 		/* The header (checksum field still zero) is the additional data. */
 		if (crypto_aead_xchacha20poly1305_ietf_encrypt(payload, &clen, payload, n,
-							       (const uint8_t *)h, sizeof(*h),
-							       NULL, nonce, c->key) != 0 ||
+							       (const uint8_t *)h, sizeof(*h), NULL,
+							       nonce, c->key) != 0 ||
 		    clen != n + tag)
 			return -EIO;
 	}

@@ -17,7 +17,7 @@ struct worker_arg {
 
 struct hib_pipeline {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;      /* any state change; few threads, so one condition is enough */
+	pthread_cond_t cv; /* any state change; few threads, so one condition is enough */
 	struct hib_job *jobs;
 	unsigned slots;
 	unsigned workers;
@@ -26,9 +26,9 @@ struct hib_pipeline {
 	unsigned started;
 	void **worker_ctx;
 	hib_work_fn work;
-	uint64_t next_free;     /* producer's next seq */
-	uint64_t next_consume;  /* consumer's next seq to take */
-	uint64_t next_done;     /* oldest seq not yet released: the ring's tail */
+	uint64_t next_free;    /* producer's next seq */
+	uint64_t next_consume; /* consumer's next seq to take */
+	uint64_t next_done;    /* oldest seq not yet released: the ring's tail */
 	int aborted;
 	int stopping;
 	size_t memory;

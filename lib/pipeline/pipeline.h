@@ -29,14 +29,14 @@
 #include <stdint.h>
 
 struct hib_job {
-	uint64_t seq;          /* submission order, from 0 */
+	uint64_t seq; /* submission order, from 0 */
 	void *in;
 	size_t in_len;
 	void *out;
 	size_t out_len;
-	uint64_t user;         /* free for the producer (e.g. stream offset) */
+	uint64_t user; /* free for the producer (e.g. stream offset) */
 	int err;
-	int state;             /* private */
+	int state; /* private */
 };
 
 typedef int (*hib_work_fn)(struct hib_job *job, void *worker_ctx);

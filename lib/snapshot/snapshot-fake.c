@@ -21,8 +21,8 @@ struct snapshot_fake {
 	int frozen;
 	int ready;
 	int platform;
-	uint64_t pos;          /* next page to read or expect */
-	uint64_t next_swap;    /* allocator cursor */
+	uint64_t pos;       /* next page to read or expect */
+	uint64_t next_swap; /* allocator cursor */
 	uint64_t pages_ok;
 	int mismatch;
 	int restored;
@@ -38,9 +38,10 @@ static uint64_t splitmix(uint64_t *x)
 }
 
 static const char *const words[] = {
-	"the", "kernel", "page", "memory", "image", "swap", "resume", "process", "user",
-	"data", "file", "system", "device", "block", "frozen", "thread", "buffer", "cache",
-	"int", "return", "struct", "static", "void", "if", "else", "for", "while", "char",
+	"the",     "kernel", "page",   "memory", "image",  "swap",   "resume",
+	"process", "user",   "data",   "file",   "system", "device", "block",
+	"frozen",  "thread", "buffer", "cache",  "int",    "return", "struct",
+	"static",  "void",   "if",     "else",   "for",    "while",  "char",
 };
 
 /* Page @i of the stream the fake pretends the kernel made. */

@@ -26,8 +26,8 @@ struct hib_fake_params {
 	uint64_t stream_pages;
 	uint64_t swap_pages;
 	uint32_t frag_every;
-	int64_t fail_read_at;    /* page index whose read() fails with -EIO; -1 never */
-	int64_t fail_write_at;   /* resume: page index whose write() fails; -1 never */
+	int64_t fail_read_at;  /* page index whose read() fails with -EIO; -1 never */
+	int64_t fail_write_at; /* resume: page index whose write() fails; -1 never */
 	/* CREATE_IMAGE answers as in the system restored from the image
 	 * (in_suspend 0), so hibernate takes its resumed branch. */
 	bool create_resumes;

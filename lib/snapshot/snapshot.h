@@ -57,7 +57,7 @@ enum hib_snapshot_cap {
 struct hib_snapshot {
 	const struct hib_snapshot_ops *ops;
 	enum hib_snapshot_mode mode;
-	unsigned caps;             /* enum hib_snapshot_cap */
+	unsigned caps; /* enum hib_snapshot_cap */
 };
 
 static inline bool hib_snapshot_can(const struct hib_snapshot *s, enum hib_snapshot_cap cap)

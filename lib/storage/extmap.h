@@ -16,11 +16,11 @@
 struct hib_extmap {
 	struct hib_extent *ext;
 	size_t n, cap;
-	uint64_t pages;        /* logical pages mapped */
-	uint64_t *start;       /* logical page where ext[i] begins (built by extmap_index),
+	uint64_t pages;  /* logical pages mapped */
+	uint64_t *start; /* logical page where ext[i] begins (built by extmap_index),
 				  cap entries once allocated */
-	size_t indexed;        /* extents the index covers: lookups need all n */
-	bool fixed;            /* reserved: never grows (extmap_reserve) */
+	size_t indexed;  /* extents the index covers: lookups need all n */
+	bool fixed;      /* reserved: never grows (extmap_reserve) */
 };
 
 void extmap_free(struct hib_extmap *m);

@@ -238,7 +238,8 @@ static int prepare_file(const char *path, uint64_t bytes, struct hib_error *err)
 		if (st.st_size < (off_t)HIB_PAGE_SIZE ||
 		    pread(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page) ||
 		    (memcmp(page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) != 0 &&
-		     memcmp(page + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) != 0))
+		     memcmp(page + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) !=
+			     0))
 			return hib_error_set(err, -EEXIST,
 					     "exists and is not an image file; remove it first if "
 					     "it holds nothing you need");

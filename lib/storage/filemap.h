@@ -8,10 +8,10 @@
 #include "hibernate.h"
 
 struct hib_filemap {
-	char *device;          /* the filesystem's block device, /dev/… */
-	char *uuid;            /* the filesystem's UUID, or NULL */
+	char *device; /* the filesystem's block device, /dev/… */
+	char *uuid;   /* the filesystem's UUID, or NULL */
 	dev_t dev;
-	uint64_t first_page;   /* device page of the file's first page: resume_offset= */
+	uint64_t first_page; /* device page of the file's first page: resume_offset= */
 	uint64_t file_pages;
 	struct hib_extmap map; /* the file's pages in order, as device extents */
 	char fstype[16];

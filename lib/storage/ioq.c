@@ -34,14 +34,14 @@ struct hib_ioq {
 	void *userdata;
 	/* The owning thread's (see ioq.h). */
 	struct io_uring ring;
-	struct ioq_req *reqs;      /* @depth slots */
+	struct ioq_req *reqs; /* @depth slots */
 	struct ioq_req *free_reqs;
-	unsigned inflight;         /* slots taken: done not called yet */
-	unsigned unsent;           /* prepared entries the kernel has not taken */
+	unsigned inflight; /* slots taken: done not called yet */
+	unsigned unsent;   /* prepared entries the kernel has not taken */
 };
 
-int hib_ioq_new(int fd, unsigned depth, enum hib_io_mode mode, hib_ioq_done_fn done,
-		void *userdata, struct hib_ioq **ret)
+int hib_ioq_new(int fd, unsigned depth, enum hib_io_mode mode, hib_ioq_done_fn done, void *userdata,
+		struct hib_ioq **ret)
 {
 	_cleanup_(hib_ioq_freep) struct hib_ioq *q = NULL;
 
@@ -225,7 +225,11 @@ static int queue(struct hib_ioq *q, uint8_t *buf, size_t len, uint64_t off, uint
 			return r;
 	}
 	rq = q->free_reqs;
-	*rq = (struct ioq_req){ .buf = buf, .len = len, .off = off, .tag = tag, .write = write,
+	*rq = (struct ioq_req){ .buf = buf,
+				.len = len,
+				.off = off,
+				.tag = tag,
+				.write = write,
 				.next_free = rq->next_free };
 	r = prep(q, rq);
 	if (r < 0)

@@ -39,8 +39,8 @@ typedef void (*hib_ioq_done_fn)(uint64_t tag, int res, void *userdata);
 
 /* At most @depth requests in flight (0 counts as 1), on @fd, which the
  * caller keeps open until hib_ioq_free. */
-int hib_ioq_new(int fd, unsigned depth, enum hib_io_mode mode, hib_ioq_done_fn done,
-		void *userdata, struct hib_ioq **ret);
+int hib_ioq_new(int fd, unsigned depth, enum hib_io_mode mode, hib_ioq_done_fn done, void *userdata,
+		struct hib_ioq **ret);
 /* Waits for the requests the kernel has (their buffers are the caller's to
  * free afterwards) and drops those not sent yet, without calling done. NULL
  * is fine. */

@@ -18,14 +18,14 @@ struct chunk {
 
 struct hib_readahead {
 	struct hib_target *t;
-	struct hib_ioq *q;     /* a read's tag is its chunk's slot */
+	struct hib_ioq *q; /* a read's tag is its chunk's slot */
 	unsigned chunk_pages, depth;
-	struct chunk *chunks;  /* chunk k lives in slot k % depth */
+	struct chunk *chunks; /* chunk k lives in slot k % depth */
 	/* The pass (hib_readahead_start). */
 	const struct hib_extmap *m;
 	uint64_t first, pages, nchunks;
-	uint64_t next_issue;   /* the next chunk to start reading */
-	uint64_t low;          /* chunks below this one are consumed */
+	uint64_t next_issue; /* the next chunk to start reading */
+	uint64_t low;        /* chunks below this one are consumed */
 	uint64_t last_lp;
 };
 

@@ -35,9 +35,8 @@ static void unescape_octal(char *s)
 }
 
 /* Calls fn(path, type) for each active swap area; stops when fn returns non-zero. */
-static int for_each_swap(const char *proc_swaps, int (*fn)(const char *path, const char *type,
-							     void *ud),
-			 void *ud)
+static int for_each_swap(const char *proc_swaps,
+			 int (*fn)(const char *path, const char *type, void *ud), void *ud)
 {
 	_cleanup_(freep) char *line = NULL;
 	size_t cap = 0;

@@ -108,8 +108,7 @@ int hib_sig_restore(struct hib_target *t, const uint8_t *orig_tail)
 	return hib_sig_restore_buf(t, orig_tail, page);
 }
 
-int hib_sig_restore_buf(struct hib_target *t, const uint8_t *orig_tail,
-			uint8_t page[HIB_PAGE_SIZE])
+int hib_sig_restore_buf(struct hib_target *t, const uint8_t *orig_tail, uint8_t page[HIB_PAGE_SIZE])
 {
 	uint8_t *tail;
 	int r;
@@ -118,10 +117,9 @@ int hib_sig_restore_buf(struct hib_target *t, const uint8_t *orig_tail,
 	if (r < 0)
 		return r;
 	tail = page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE;
-	if (orig_tail && (memcmp(orig_tail + HIB_SIG_TAIL_SIZE - HIB_SIG_LEN, HIB_SWAP_SIG,
-				 HIB_SIG_LEN) == 0 ||
-			  memcmp(orig_tail + HIB_SIG_TAIL_SIZE - HIB_SIG_LEN, HIB_FILE_SIG,
-				 HIB_SIG_LEN) == 0)) {
+	if (orig_tail &&
+	    (memcmp(orig_tail + HIB_SIG_TAIL_SIZE - HIB_SIG_LEN, HIB_SWAP_SIG, HIB_SIG_LEN) == 0 ||
+	     memcmp(orig_tail + HIB_SIG_TAIL_SIZE - HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) == 0)) {
 		memcpy(tail, orig_tail, HIB_SIG_TAIL_SIZE);
 	} else {
 		/* No saved bytes: what mkswap (or prepare-file) leaves there, an empty tail

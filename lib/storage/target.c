@@ -17,8 +17,7 @@
 #include "util/error.h"
 #include "util/util.h"
 
-int hib_target_open(const char *spec, uint64_t offset_pages, bool writable,
-		    struct hib_target **ret)
+int hib_target_open(const char *spec, uint64_t offset_pages, bool writable, struct hib_target **ret)
 {
 	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
 	struct stat st;

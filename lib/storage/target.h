@@ -53,9 +53,9 @@ int hib_swaps_only_partition(const char *proc_swaps, char **ret_path);
 /* The target order without opening anything (resolve.c): which spec, at
  * which offset, and which rung chose it. */
 struct hib_target_choice {
-	char *spec;                    /* malloc'ed */
+	char *spec; /* malloc'ed */
 	uint64_t offset_pages;
-	bool offset_set;               /* by --offset or offset =, not by resume_offset= */
+	bool offset_set; /* by --offset or offset =, not by resume_offset= */
 	enum hib_target_source source;
 };
 int hib_target_choose(const struct hib_target_request *req, struct hib_target_choice *ret,

@@ -16,20 +16,20 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
-#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+#define DIV_ROUND_UP(n, d) (((n) + (d)-1) / (d))
 
 /* Hand ownership out of a _cleanup_ variable. */
-#define TAKE_PTR(p)                                                                        \
-	({                                                                                 \
-		__typeof__(p) _p = (p);                                                    \
-		(p) = NULL;                                                                \
-		_p;                                                                        \
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _p = (p);                                                            \
+		(p) = NULL;                                                                        \
+		_p;                                                                                \
 	})
-#define TAKE_FD(fd)                                                                        \
-	({                                                                                 \
-		int _fd = (fd);                                                            \
-		(fd) = -1;                                                                 \
-		_fd;                                                                       \
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _fd = (fd);                                                                    \
+		(fd) = -1;                                                                         \
+		_fd;                                                                               \
 	})
 
 static inline void freep(void *p)
@@ -66,12 +66,12 @@ uint64_t hib_now_ns(void);
 #else
 #define HIB_TIMING_LEVEL HIB_LOG_DEBUG
 #endif
-#define log_phase(t0, name)                                                                \
-	do {                                                                               \
-		uint64_t _now = hib_now_ms();                                              \
-		hib_log(HIB_TIMING_LEVEL, "phase %-10s %6llu ms", (name),                  \
-			(unsigned long long)(_now - *(t0)));                               \
-		*(t0) = _now;                                                              \
+#define log_phase(t0, name)                                                                        \
+	do {                                                                                       \
+		uint64_t _now = hib_now_ms();                                                      \
+		hib_log(HIB_TIMING_LEVEL, "phase %-10s %6llu ms", (name),                          \
+			(unsigned long long)(_now - *(t0)));                                       \
+		*(t0) = _now;                                                                      \
 	} while (0)
 
 /* Full-length positional I/O: -errno, or -EIO on a short transfer at EOF. */

@@ -24,8 +24,9 @@
 
 /* The data key fuzz_block seals and opens records with. */
 static const uint8_t fuzz_data_key[32] = {
-	0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a, 0x69, 0x78, 0x87, 0x96, 0xa5, 0xb4, 0xc3, 0xd2, 0xe1, 0xf0,
-	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10,
+	0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a, 0x69, 0x78, 0x87, 0x96, 0xa5,
+	0xb4, 0xc3, 0xd2, 0xe1, 0xf0, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab,
+	0xcd, 0xef, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10,
 };
 
 /* The key file encrypted images are written and opened with (KDF_KEYFILE: fast,
@@ -41,12 +42,13 @@ static inline struct hib_secret fuzz_secret(void)
 }
 
 /* A broken invariant: say which, then abort (libFuzzer keeps the input). */
-#define FUZZ_CHECK(cond)                                                                   \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                           \
-		}                                                                          \
+#define FUZZ_CHECK(cond)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__,       \
+				#cond);                                                            \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 static inline void fuzz_log_drop(enum hib_loglevel l, const char *m, void *u)
@@ -78,10 +80,10 @@ static inline void fuzz_quiet_logs(void)
 	hib_set_log(fuzz_verbose() ? fuzz_log_stderr : fuzz_log_drop, NULL);
 }
 
-#define fuzz_trace(...)                                                                    \
-	do {                                                                               \
-		if (fuzz_verbose())                                                        \
-			fprintf(stderr, __VA_ARGS__);                                      \
+#define fuzz_trace(...)                                                                            \
+	do {                                                                                       \
+		if (fuzz_verbose())                                                                \
+			fprintf(stderr, __VA_ARGS__);                                              \
 	} while (0)
 
 /* ---- files in memory --------------------------------------------------- */

@@ -106,13 +106,13 @@ static void fuzz_random_install(void)
 
 struct fuzz_base {
 	const char *name;
-	uint64_t seed;            /* fake stream */
+	uint64_t seed; /* fake stream */
 	uint64_t stream_pages;
-	uint64_t swap_pages;      /* = the image file's pages */
+	uint64_t swap_pages; /* = the image file's pages */
 	uint32_t frag_every;
 	enum hib_codec_choice codec;
 	uint32_t block_bytes;
-	bool encrypt;             /* with FUZZ_KEYFILE */
+	bool encrypt; /* with FUZZ_KEYFILE */
 };
 
 /*
@@ -143,14 +143,14 @@ static inline struct hib_fake_params fuzz_base_fake(const struct fuzz_base *b)
 
 /* Where things are, as far as the bytes say; every field bounded by the buffer. */
 struct fuzz_layout {
-	bool ours;                    /* page 0 ends in our signature and tail magic */
+	bool ours; /* page 0 ends in our signature and tail magic */
 	uint64_t image_id;
-	struct hib_header *hdr;       /* inside the buffer, or NULL */
+	struct hib_header *hdr; /* inside the buffer, or NULL */
 	uint64_t hdr_off;
 	uint32_t nmap;
 	uint64_t map_off[FUZZ_MAX_MAP];
-	uint32_t nlp;                 /* logical pages mapped (inside the buffer) */
-	uint32_t lpage[FUZZ_MAX_LP];  /* device page of each logical page */
+	uint32_t nlp;                /* logical pages mapped (inside the buffer) */
+	uint32_t lpage[FUZZ_MAX_LP]; /* device page of each logical page */
 	uint32_t nblocks;
 	uint32_t block_lp[FUZZ_MAX_BLOCKS];
 };
@@ -201,16 +201,17 @@ static void fuzz_layout_parse(const uint8_t *img, size_t size, struct fuzz_layou
 
 			if (off % HIB_PAGE_SIZE || off >= size)
 				continue;
-			for (uint64_t p = 0; p < pages && off + p * HIB_PAGE_SIZE < size &&
-					     L->nlp < FUZZ_MAX_LP; p++)
+			for (uint64_t p = 0;
+			     p < pages && off + p * HIB_PAGE_SIZE < size && L->nlp < FUZZ_MAX_LP;
+			     p++)
 				L->lpage[L->nlp++] = (uint32_t)(off / HIB_PAGE_SIZE + p);
 		}
 		next = mp->next_offset;
 	}
 
 	/* Blocks: as reader_main walks them. */
-	for (uint32_t lp = 0, i = 0; i < L->hdr->nr_blocks && lp < L->nlp &&
-				     L->nblocks < FUZZ_MAX_BLOCKS; i++) {
+	for (uint32_t lp = 0, i = 0;
+	     i < L->hdr->nr_blocks && lp < L->nlp && L->nblocks < FUZZ_MAX_BLOCKS; i++) {
 		const struct hib_block_hdr *b =
 			(const void *)(img + (size_t)L->lpage[lp] * HIB_PAGE_SIZE);
 		uint64_t pages = hib_block_pages(b->stored_bytes);
@@ -223,10 +224,10 @@ static void fuzz_layout_parse(const uint8_t *img, size_t size, struct fuzz_layou
 }
 
 enum {
-	FUZZ_FIX_TAIL = 1,    /* the tail's own checksum */
-	FUZZ_FIX_HEADER = 2,  /* header MAC (if the key opens), self-checksum, tail's copy */
-	FUZZ_FIX_MAP = 4,     /* every map page of the chain */
-	FUZZ_FIX_BLOCKS = 8,  /* every block's stored_xxh3 (never raw_xxh3 or stream_xxh3) */
+	FUZZ_FIX_TAIL = 1,   /* the tail's own checksum */
+	FUZZ_FIX_HEADER = 2, /* header MAC (if the key opens), self-checksum, tail's copy */
+	FUZZ_FIX_MAP = 4,    /* every map page of the chain */
+	FUZZ_FIX_BLOCKS = 8, /* every block's stored_xxh3 (never raw_xxh3 or stream_xxh3) */
 	FUZZ_FIX_ALL = 15,
 	FUZZ_FIX_NO_MAC = 16, /* with FUZZ_FIX_HEADER: leave the header MAC as it is */
 };
@@ -240,7 +241,8 @@ enum {
 static void fuzz_fixup(uint8_t *img, size_t size, unsigned what)
 {
 	static struct fuzz_layout L; /* big: not on the stack */
-	struct hib_sig_tail *tail = (struct hib_sig_tail *)(img + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE);
+	struct hib_sig_tail *tail =
+		(struct hib_sig_tail *)(img + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE);
 
 	fuzz_layout_parse(img, size, &L);
 	if (!L.ours)
@@ -288,20 +290,20 @@ static void fuzz_fixup(uint8_t *img, size_t size, unsigned what)
 
 /* How a resume is run: the knobs of fuzz_image's second mode byte. */
 enum fuzz_secret_mode {
-	FUZZ_SECRET_RIGHT = 0,    /* the fixture key file */
-	FUZZ_SECRET_WRONG = 1,    /* another key file, every attempt */
-	FUZZ_SECRET_NONE = 2,     /* no ask_secret callback at all */
-	FUZZ_SECRET_FAIL = 3,     /* the callback gives up (-ECANCELED) */
+	FUZZ_SECRET_RIGHT = 0, /* the fixture key file */
+	FUZZ_SECRET_WRONG = 1, /* another key file, every attempt */
+	FUZZ_SECRET_NONE = 2,  /* no ask_secret callback at all */
+	FUZZ_SECRET_FAIL = 3,  /* the callback gives up (-ECANCELED) */
 };
 
 struct fuzz_resume_knobs {
-	unsigned threads;         /* codec threads (options.threads) */
-	int attempts;             /* secret_attempts */
+	unsigned threads; /* codec threads (options.threads) */
+	int attempts;     /* secret_attempts */
 	enum fuzz_secret_mode secret;
-	bool read_only;           /* target opened read-only */
-	bool no_snapshot;         /* hib_resume(t, NULL, …) */
-	int stream_delta;         /* the fake expects this many pages more (or fewer) */
-	bool progress;            /* with a progress callback, checked */
+	bool read_only;   /* target opened read-only */
+	bool no_snapshot; /* hib_resume(t, NULL, …) */
+	int stream_delta; /* the fake expects this many pages more (or fewer) */
+	bool progress;    /* with a progress callback, checked */
 };
 
 static const struct fuzz_resume_knobs fuzz_knobs_default = { .threads = 1, .attempts = 1 };
@@ -353,7 +355,7 @@ struct fuzz_resume_out {
 	struct resume_result res;
 	struct hib_stats stats;
 	int ask_calls;
-	uint64_t fake_pages;      /* the stream the fake expected */
+	uint64_t fake_pages; /* the stream the fake expected */
 };
 
 /* Resume the target at @path into a fresh fake of @b, as @k says. */

@@ -108,7 +108,8 @@ static void decode_one(uint8_t flags, uint32_t max_raw, const uint8_t *data, siz
 		FUZZ_CHECK(!!(h.flags & HIB_BFLAG_SEALED) == keyed);
 		/* A plain record proves what it decoded to. */
 		if (!keyed)
-			FUZZ_CHECK(XXH3_64bits_withSeed(out, h.raw_bytes, FUZZ_IMAGE_ID) == h.raw_xxh3);
+			FUZZ_CHECK(XXH3_64bits_withSeed(out, h.raw_bytes, FUZZ_IMAGE_ID) ==
+				   h.raw_xxh3);
 	}
 	codec_ctx_set_key(c, NULL);
 	free(rec);
@@ -148,7 +149,8 @@ static void round_trip(uint32_t block, const uint8_t *data, size_t size)
 			codec_seal(enc_ctx[e], rec);
 			codec_ctx_set_key(enc_ctx[e], NULL);
 			FUZZ_CHECK(hib_block_hdr_check(h, index, block) == 0);
-			FUZZ_CHECK(h->raw_bytes == raw_len && h->stream_offset == (uint64_t)index * block);
+			FUZZ_CHECK(h->raw_bytes == raw_len &&
+				   h->stream_offset == (uint64_t)index * block);
 			FUZZ_CHECK(!!(h->flags & HIB_BFLAG_SEALED) == !!key);
 			len = hib_block_pages(h->stored_bytes) * HIB_PAGE_SIZE;
 			FUZZ_CHECK(len <= bound);

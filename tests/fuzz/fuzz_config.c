@@ -41,8 +41,9 @@ static void check_config(const struct hib_config *c)
 	FUZZ_CHECK(o->image_size >= -1);
 	FUZZ_CHECK(o->image_size <= 0 || o->image_size % (1 << 20) == 0);
 	FUZZ_CHECK(!c->offset_set || c->offset <= UINT64_MAX / 4096);
-	FUZZ_CHECK(o->powerdown == HIB_POWERDOWN_SHUTDOWN || o->powerdown == HIB_POWERDOWN_PLATFORM ||
-		   o->powerdown == HIB_POWERDOWN_REBOOT || o->powerdown == HIB_POWERDOWN_SUSPEND);
+	FUZZ_CHECK(o->powerdown == HIB_POWERDOWN_SHUTDOWN ||
+		   o->powerdown == HIB_POWERDOWN_PLATFORM || o->powerdown == HIB_POWERDOWN_REBOOT ||
+		   o->powerdown == HIB_POWERDOWN_SUSPEND);
 	FUZZ_CHECK(!c->device || c->device[0]);
 	FUZZ_CHECK(!c->key_file || c->key_file[0]);
 	FUZZ_CHECK(c->hook_timeout >= 1 && c->hook_timeout <= 3600);

@@ -217,11 +217,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		hib_target_close(t);
 		out = fuzz_resume_path(mf.path, b, &k);
 		r = res->r;
-		fuzz_trace("fuzz_image: base %s fix %#x threads %u secret %d ro %d delta %d snap %d: "
-			   "state %d, resume %d (pages ok %llu, complete %d, asked %d)\n",
-			   b->name, fix, k.threads, k.secret, k.read_only, k.stream_delta,
-			   !k.no_snapshot, info.state, r, (unsigned long long)res->pages_ok,
-			   res->complete, out.ask_calls);
+		fuzz_trace(
+			"fuzz_image: base %s fix %#x threads %u secret %d ro %d delta %d snap %d: "
+			"state %d, resume %d (pages ok %llu, complete %d, asked %d)\n",
+			b->name, fix, k.threads, k.secret, k.read_only, k.stream_delta,
+			!k.no_snapshot, info.state, r, (unsigned long long)res->pages_ok,
+			res->complete, out.ask_calls);
 		FUZZ_CHECK(out.ask_calls <= k.attempts);
 		if (!had_image) {
 			FUZZ_CHECK(r == HIB_RESUME_NO_IMAGE);

@@ -32,8 +32,8 @@ static void put(const char *target, const char *name, const void *data, size_t l
 }
 
 /* Two parts joined, for inputs with a prefix. */
-static void put2(const char *target, const char *name, const void *a, size_t alen,
-		 const void *b, size_t blen)
+static void put2(const char *target, const char *name, const void *a, size_t alen, const void *b,
+		 size_t blen)
 {
 	uint8_t *buf = malloc(alen + blen);
 
@@ -133,7 +133,8 @@ static void seeds_header_map(uint8_t *const img[], const size_t size[])
 		if (!pages)
 			abort();
 		for (uint32_t i = 0; i < L.nmap; i++)
-			memcpy(pages + (size_t)i * HIB_PAGE_SIZE, img[v] + L.map_off[i], HIB_PAGE_SIZE);
+			memcpy(pages + (size_t)i * HIB_PAGE_SIZE, img[v] + L.map_off[i],
+			       HIB_PAGE_SIZE);
 		snprintf(name, sizeof(name), "map-%s", fuzz_bases[v].name);
 		put2("map", name, pre, sizeof(pre), pages, (size_t)L.nmap * HIB_PAGE_SIZE);
 		free(pages);
@@ -167,7 +168,7 @@ static void seeds_block(void)
 		const char *name;
 		enum hib_codec_choice codec;
 		bool key;
-		uint64_t first;   /* stream page */
+		uint64_t first; /* stream page */
 	} recs[] = {
 		{ "lz4", HIB_COMPRESS_LZ4, false, 8 },
 		{ "zstd", HIB_COMPRESS_ZSTD, false, 12 },
@@ -293,7 +294,9 @@ static void seeds_image(void)
 		mode[0] = 2;
 		mode[1] = m;
 		snprintf(name, sizeof(name), "encrypted-secret-%s",
-			 m == 1 ? "wrong" : m == 2 ? "none" : "cancel");
+			 m == 1   ? "wrong"
+			 : m == 2 ? "none"
+				  : "cancel");
 		put("image", name, mode, 2);
 	}
 	mode[0] = 2;
@@ -327,21 +330,24 @@ static void seeds_image(void)
 			uint64_t longer = (fuzz_bases[1].stream_pages + 1) * HIB_PAGE_SIZE;
 
 			put_image_patch("patch-header-stream-shorter", 1 | fix, 2,
-					(uint16_t)offsetof(struct hib_header, stream_bytes), &shorter, 8);
+					(uint16_t)offsetof(struct hib_header, stream_bytes),
+					&shorter, 8);
 			put_image_patch("patch-header-stream-longer", 1 | fix, 2,
-					(uint16_t)offsetof(struct hib_header, stream_bytes), &longer, 8);
+					(uint16_t)offsetof(struct hib_header, stream_bytes),
+					&longer, 8);
 		}
 		/* The last block claims to be stored raw: its record runs past the map. */
 		{
 			uint32_t last = (uint32_t)((fuzz_bases[1].stream_pages * HIB_PAGE_SIZE +
 						    fuzz_bases[1].block_bytes - 1) /
-						   fuzz_bases[1].block_bytes) - 1;
+						   fuzz_bases[1].block_bytes) -
+					1;
 			uint32_t raw = (uint32_t)(fuzz_bases[1].stream_pages * HIB_PAGE_SIZE -
 						  (uint64_t)last * fuzz_bases[1].block_bytes);
 			uint8_t fields[6];
 
-			memcpy(fields, &raw, 4);        /* stored_bytes = raw_bytes */
-			memset(fields + 4, 0, 2);       /* codec = HIB_BLOCK_RAW */
+			memcpy(fields, &raw, 4);  /* stored_bytes = raw_bytes */
+			memset(fields + 4, 0, 2); /* codec = HIB_BLOCK_RAW */
 			put_image_patch("patch-block-last-past-map", 1 | fix,
 					(uint8_t)(4 | (last & 31) << 3),
 					(uint16_t)(offsetof(struct hib_block_hdr, stored_bytes) |
@@ -380,7 +386,8 @@ static void seeds_text(void)
 		"image-size = min\n"
 		"powerdown = suspend\n"
 		"\n# done\n");
-	put_str("config", "swapfile.conf", "device=/swapfile\nimage-size=default\npowerdown=reboot\n");
+	put_str("config", "swapfile.conf",
+		"device=/swapfile\nimage-size=default\npowerdown=reboot\n");
 	put_str("config", "hooks.conf",
 		"# hooks around the cycle\n"
 		"systemd-hooks = yes\n"
@@ -409,7 +416,8 @@ static void seeds_text(void)
 		"root=/dev/vda2 resume=LABEL=\"my swap\" splash noresume");
 	put_str("cmdline", "devnum", "console=ttyS0 resume=8:3 hibernate=no");
 	put_str("cmdline", "vm", "console=ttyS0 panic=-1 resume=/dev/vda1 nohibernate");
-	put_str("cmdline", "offset-junk", "resume=PARTUUID=abc resume_offset=-5 resume_offset=99999999999999999999999");
+	put_str("cmdline", "offset-junk",
+		"resume=PARTUUID=abc resume_offset=-5 resume_offset=99999999999999999999999");
 	put_str("cmdline", "codec-zstd", "zstd:3");
 	put_str("cmdline", "codec-lz4", "lz4");
 	put_str("cmdline", "proc-swaps",

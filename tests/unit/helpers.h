@@ -37,7 +37,7 @@ static inline void make_swap_file(int fd, uint64_t pages)
 
 	memset(page, 0, sizeof(page));
 	v = 1;
-	memcpy(page + 1024, &v, 4);                  /* version */
+	memcpy(page + 1024, &v, 4); /* version */
 	v = (uint32_t)(pages - 1);
 	memcpy(page + 1028, &v, 4);                  /* last_page */
 	memcpy(page + 1036, "0123456789abcdef", 16); /* uuid */
@@ -212,12 +212,12 @@ static inline struct hib_fake_params fake_params(uint64_t seed, uint64_t stream_
 						 uint64_t swap_pages, uint32_t frag_every)
 {
 	struct hib_fake_params p = {
-	    .seed = seed,
-	    .stream_pages = stream_pages,
-	    .swap_pages = swap_pages,
-	    .frag_every = frag_every,
-	    .fail_read_at = -1,
-	    .fail_write_at = -1,
+		.seed = seed,
+		.stream_pages = stream_pages,
+		.swap_pages = swap_pages,
+		.frag_every = frag_every,
+		.fail_read_at = -1,
+		.fail_write_at = -1,
 	};
 	return p;
 }
@@ -272,7 +272,7 @@ static inline int write_image(const char *path, const struct hib_fake_params *fp
 
 /* What a fake resume saw. */
 struct resume_result {
-	int r;                   /* what hib_resume came to (cycle_result) */
+	int r; /* what hib_resume came to (cycle_result) */
 	uint64_t pages_ok;
 	bool complete, restored, frozen;
 };
@@ -281,7 +281,7 @@ struct resume_result {
 static inline struct resume_result resume_image(const char *path, const struct hib_fake_params *fp,
 						unsigned threads)
 {
-	struct resume_result res = {.r = -EINVAL};
+	struct resume_result res = { .r = -EINVAL };
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
@@ -305,7 +305,6 @@ static inline struct resume_result resume_image(const char *path, const struct h
 	hib_target_close(t);
 	return res;
 }
-
 
 /* ---- loop devices ------------------------------------------------------ */
 
@@ -361,7 +360,6 @@ static inline int loop_detach(const char *dev)
 	snprintf(cmd, sizeof(cmd), "losetup -d '%s' 2>&1", dev);
 	return run_cmd(cmd, NULL, 0);
 }
-
 
 /* A cmocka fixture: the case attaches @file as @dev; teardown detaches it
  * and removes the file, whichever way the case ended. */

@@ -64,11 +64,11 @@
 #define STACKS 4
 #define STACK_DEPTH 24
 
-static atomic_bool window;                 /* between the fake's freeze and thaw */
-static atomic_uint allocs;                 /* counted in the window */
+static atomic_bool window; /* between the fake's freeze and thaw */
+static atomic_uint allocs; /* counted in the window */
 static void *stacks[STACKS][STACK_DEPTH];
 static int stack_depth[STACKS];
-static const char *counting_off;           /* why allocations are not counted, or NULL */
+static const char *counting_off; /* why allocations are not counted, or NULL */
 
 /* The project builds with -fvisibility=hidden: these must be seen by the
  * shared libraries (glibc's own strdup, fopen, pthread_create included). */
@@ -76,7 +76,7 @@ static const char *counting_off;           /* why allocations are not counted, o
 
 #if ALLOC_COUNTING
 static _Thread_local bool in_pthread_create;
-static _Thread_local bool in_count;        /* backtrace() must not count itself */
+static _Thread_local bool in_count; /* backtrace() must not count itself */
 
 static void count_alloc(void)
 {
@@ -262,7 +262,7 @@ struct alloc_case {
 	uint32_t frag_every;
 	bool verify, encrypt, no_uring;
 	enum outcome outcome;
-	bool limit;          /* --image-size of exactly the stream: the map's tightest bound */
+	bool limit; /* --image-size of exactly the stream: the map's tightest bound */
 };
 
 #define LZ4 .codec = HIB_COMPRESS_LZ4
@@ -375,8 +375,10 @@ static void cycle_allocates_nothing_while_frozen(void **state)
 {
 	const struct alloc_case *c = *state;
 	struct hib_secret secret = { HIB_SECRET_PASSPHRASE, PASSPHRASE, strlen(PASSPHRASE) };
-	uint64_t swap_pages = c->outcome == AREA_FULL ? c->stream_pages / 2
-			      : (c->stream_pages + 200) * (c->frag_every == 2 ? 2 : 1) * 3 / 2;
+	uint64_t swap_pages =
+		c->outcome == AREA_FULL
+			? c->stream_pages / 2
+			: (c->stream_pages + 200) * (c->frag_every == 2 ? 2 : 1) * 3 / 2;
 	struct hib_fake_params fp = fake_params(77, c->stream_pages, swap_pages, c->frag_every);
 	atomic_uint progress = 0, cancel_calls = 0;
 	struct hib_target *t = NULL;

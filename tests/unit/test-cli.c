@@ -79,7 +79,7 @@ static struct run run_argv(const char *const *args)
 	char outp[PATH_MAX], errp[PATH_MAX];
 	int out = make_temp(outp, "cli-out"), err = make_temp(errp, "cli-err");
 	const char *argv[32];
-	struct run r = {0};
+	struct run r = { 0 };
 	size_t n = 0;
 	pid_t pid;
 	int st = 0;
@@ -102,7 +102,7 @@ static struct run run_argv(const char *const *args)
 		_exit(127);
 	}
 	for (int waited = 0;; waited += 10) {
-		struct timespec ts = {0, 10000000};
+		struct timespec ts = { 0, 10000000 };
 		pid_t w = waitpid(pid, &st, WNOHANG);
 		if (w == pid)
 			break;
@@ -121,15 +121,16 @@ static struct run run_argv(const char *const *args)
 	return r;
 }
 
-#define RUN(...) run_argv((const char *const[]){__VA_ARGS__, NULL})
+#define RUN(...) run_argv((const char *const[]){ __VA_ARGS__, NULL })
 
 static void expect(const struct run *r, int status, const char *in_out, const char *in_err)
 {
 	if (r->status != status || (in_out && !strstr(r->out, in_out)) ||
 	    (in_err && !strstr(r->err, in_err)))
 		fail_msg(
-		    "exit %d (want %d)\n--- stdout (want '%s'):\n%s--- stderr (want '%s'):\n%s",
-		    r->status, status, in_out ? in_out : "", r->out, in_err ? in_err : "", r->err);
+			"exit %d (want %d)\n--- stdout (want '%s'):\n%s--- stderr (want '%s'):\n%s",
+			r->status, status, in_out ? in_out : "", r->out, in_err ? in_err : "",
+			r->err);
 }
 
 /* Fixtures: an empty config file and a swap file, per case. */
@@ -204,22 +205,24 @@ struct usage_case {
 };
 
 static const struct usage_case usage_cases[] = {
-    {"unknown_option_exits_2", {"status", "--frobnicate"}, "Try 'hibernate --help'"},
-    {"unknown_short_option_exits_2", {"-Z", "status"}, "Try 'hibernate --help'"},
-    {"missing_option_argument_exits_2", {"status", "--device"}, "Try 'hibernate --help'"},
-    {"unknown_command_exits_2", {"sleep"}, "unknown command 'sleep'"},
-    {"extra_argument_exits_2", {"status", "now"}, "unexpected argument 'now'"},
-    {"bad_offset_exits_2", {"status", "--offset", "12abc"}, "--offset"},
-    {"negative_offset_exits_2", {"status", "--offset", "-5"}, "--offset"},
-    {"empty_offset_exits_2", {"status", "--offset", ""}, "--offset"},
-    {"bogus_compress_exits_2", {"status", "--compress", "bogus"}, "compress"},
-    {"lz4_level_exits_2", {"status", "-c", "lz4:5"}, "compress"},
-    {"bad_threads_exits_2", {"status", "--threads", "many"}, "threads"},
-    {"bad_image_size_exits_2", {"status", "--image-size", "big"}, "image-size"},
-    {"bad_powerdown_exits_2", {"status", "--powerdown", "nap"}, "powerdown"},
-    {"bad_loglevel_exits_2", {"status", "--loglevel", "9"}, "loglevel"},
-    {"offset_without_file_exits_2", {"offset"}, "offset"},
-    {"prepare_file_without_size_exits_2", {"prepare-file", "/nonexistent/img"}, "prepare-file"},
+	{ "unknown_option_exits_2", { "status", "--frobnicate" }, "Try 'hibernate --help'" },
+	{ "unknown_short_option_exits_2", { "-Z", "status" }, "Try 'hibernate --help'" },
+	{ "missing_option_argument_exits_2", { "status", "--device" }, "Try 'hibernate --help'" },
+	{ "unknown_command_exits_2", { "sleep" }, "unknown command 'sleep'" },
+	{ "extra_argument_exits_2", { "status", "now" }, "unexpected argument 'now'" },
+	{ "bad_offset_exits_2", { "status", "--offset", "12abc" }, "--offset" },
+	{ "negative_offset_exits_2", { "status", "--offset", "-5" }, "--offset" },
+	{ "empty_offset_exits_2", { "status", "--offset", "" }, "--offset" },
+	{ "bogus_compress_exits_2", { "status", "--compress", "bogus" }, "compress" },
+	{ "lz4_level_exits_2", { "status", "-c", "lz4:5" }, "compress" },
+	{ "bad_threads_exits_2", { "status", "--threads", "many" }, "threads" },
+	{ "bad_image_size_exits_2", { "status", "--image-size", "big" }, "image-size" },
+	{ "bad_powerdown_exits_2", { "status", "--powerdown", "nap" }, "powerdown" },
+	{ "bad_loglevel_exits_2", { "status", "--loglevel", "9" }, "loglevel" },
+	{ "offset_without_file_exits_2", { "offset" }, "offset" },
+	{ "prepare_file_without_size_exits_2",
+	  { "prepare-file", "/nonexistent/img" },
+	  "prepare-file" },
 };
 
 static void bad_usage(void **state)
@@ -343,7 +346,7 @@ static void config_named_but_missing(void **state)
 {
 	struct fx *f = *state;
 	struct run r =
-	    RUN("status", "--config", "/nonexistent/hibernate.conf", "--device", f->swap);
+		RUN("status", "--config", "/nonexistent/hibernate.conf", "--device", f->swap);
 
 	expect(&r, 1, NULL, "/nonexistent/hibernate.conf");
 	run_free(&r);
@@ -557,8 +560,8 @@ static void tables_load(struct fx *f, struct cli_tables *t)
 		if (n == 3 && strcmp(fl[0], "command") == 0 && t->n_cmd < 16)
 			t->cmd[t->n_cmd++] = fl[1];
 		else if (n == 8 && strcmp(fl[0], "option") == 0 && t->n_opt < 64)
-			t->opt[t->n_opt++] = (struct cli_opt){ fl[1], fl[2], fl[3], fl[4],
-							       fl[5], fl[6], fl[7] };
+			t->opt[t->n_opt++] =
+				(struct cli_opt){ fl[1], fl[2], fl[3], fl[4], fl[5], fl[6], fl[7] };
 		else if (n == 4 && strcmp(fl[0], "key") == 0 && t->n_key < 64)
 			memcpy(t->key[t->n_key++], &fl[1], sizeof(t->key[0]));
 		else if (n == 3 && strcmp(fl[0], "stats") == 0 && t->n_stats < 64)
@@ -680,9 +683,13 @@ static char *config_line(const char *text, const char *start)
 
 /* An argument for each option that takes one and sets a key after the file. */
 static const char *const sample_args[][2] = {
-    {"--compress", "zstd:3"}, {"--threads", "2"},  {"--image-size", "100"},
-    {"--powerdown", "reboot"}, {"--key-file", "/nonexistent/key"}, {"--loglevel", "2"},
-    {"--io", "sync"},
+	{ "--compress", "zstd:3" },
+	{ "--threads", "2" },
+	{ "--image-size", "100" },
+	{ "--powerdown", "reboot" },
+	{ "--key-file", "/nonexistent/key" },
+	{ "--loglevel", "2" },
+	{ "--io", "sync" },
 };
 
 /* Each option that stands for a key sets that key: status says it came from an option. */
@@ -706,8 +713,8 @@ static void options_set_their_keys(void **state)
 		if (strcmp(o->arg, "-") != 0 && !arg)
 			fail_msg("test-cli has no sample argument for %s", o->name);
 		r = strcmp(o->arg, "-") != 0
-			? RUN("status", "--config", f->conf, "--device", f->swap, o->name, arg)
-			: RUN("status", "--config", f->conf, "--device", f->swap, o->name);
+			    ? RUN("status", "--config", f->conf, "--device", f->swap, o->name, arg)
+			    : RUN("status", "--config", f->conf, "--device", f->swap, o->name);
 		expect(&r, 0, "config:\n", NULL);
 		snprintf(want, sizeof(want), "  %-15s ", o->key);
 		line = config_line(r.out, want);
@@ -730,29 +737,29 @@ static void options_set_their_keys(void **state)
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
-	    FX(help_prints_usage),
-	    FX(tables_hold_every_config_key),
-	    FX(help_lists_the_tables),
-	    FX(tables_list_the_stats_keys),
-	    FX(options_set_their_keys),
-	    FX(version_prints_library_version),
-	    FX(status_plain_swap),
-	    FX(status_missing_device),
-	    FX(status_not_a_device_spec),
-	    FX(status_offset_beyond_end),
-	    FX(status_of_zeros_says_not_swap),
-	    FX(config_unknown_key_names_file_and_line),
-	    FX(config_bad_value_names_file_line_key),
-	    FX(config_named_but_missing),
-	    FX(config_device_used),
-	    FX(resume_without_image_writes_nothing),
-	    FX(resume_of_foreign_target_writes_nothing),
-	    FX(resume_of_non_swap_warns_and_writes_nothing),
-	    FX(hibernate_missing_device_fails),
-	    FX(invalidate_plain_swap),
-	    FX(invalidate_missing_device),
-	    FX(invalidate_image_then_status),
-	    FX(status_damaged_image),
+		FX(help_prints_usage),
+		FX(tables_hold_every_config_key),
+		FX(help_lists_the_tables),
+		FX(tables_list_the_stats_keys),
+		FX(options_set_their_keys),
+		FX(version_prints_library_version),
+		FX(status_plain_swap),
+		FX(status_missing_device),
+		FX(status_not_a_device_spec),
+		FX(status_offset_beyond_end),
+		FX(status_of_zeros_says_not_swap),
+		FX(config_unknown_key_names_file_and_line),
+		FX(config_bad_value_names_file_line_key),
+		FX(config_named_but_missing),
+		FX(config_device_used),
+		FX(resume_without_image_writes_nothing),
+		FX(resume_of_foreign_target_writes_nothing),
+		FX(resume_of_non_swap_warns_and_writes_nothing),
+		FX(hibernate_missing_device_fails),
+		FX(invalidate_plain_swap),
+		FX(invalidate_missing_device),
+		FX(invalidate_image_then_status),
+		FX(status_damaged_image),
 	};
 	enum {
 		N_F = sizeof(fixed) / sizeof(fixed[0]),
@@ -764,8 +771,8 @@ int main(void)
 	for (size_t i = 0; i < N_F; i++)
 		tests[n++] = fixed[i];
 	for (size_t i = 0; i < N_U; i++)
-		tests[n++] = (struct CMUnitTest){.name = usage_cases[i].name,
-						 .test_func = bad_usage,
-						 .initial_state = (void *)&usage_cases[i]};
+		tests[n++] = (struct CMUnitTest){ .name = usage_cases[i].name,
+						  .test_func = bad_usage,
+						  .initial_state = (void *)&usage_cases[i] };
 	return _cmocka_run_group_tests("cli", tests, n, NULL, NULL);
 }

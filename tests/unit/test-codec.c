@@ -37,8 +37,8 @@ enum content { C_MIXED, C_ZERO, C_RANDOM };
 /* Pages like a memory image: text, zeros, random, repeated words, sparse. */
 static void fill(uint8_t *buf, size_t bytes, enum content c, uint64_t seed)
 {
-	static const char *const words[] = {"page ",   "swap ",	  "kernel ", "struct ",
-					    "return ", "0x7fff ", "\n"};
+	static const char *const words[] = { "page ",   "swap ",   "kernel ", "struct ",
+					     "return ", "0x7fff ", "\n" };
 	uint64_t x = seed;
 
 	if (c == C_ZERO) {
@@ -123,24 +123,26 @@ static struct hib_block_hdr *encode(struct fixture *f, uint32_t raw_bytes, uint3
 {
 	struct hib_block_hdr *h = (struct hib_block_hdr *)f->rec;
 
-	assert_int_equal(codec_encode(f->ctx, f->raw, raw_bytes, index, (uint64_t)index * f->block, f->rec), 0);
+	assert_int_equal(codec_encode(f->ctx, f->raw, raw_bytes, index, (uint64_t)index * f->block,
+				      f->rec),
+			 0);
 	codec_seal(f->ctx, f->rec);
 	assert_true(hib_block_pages(h->stored_bytes) * HIB_PAGE_SIZE <= f->bound);
 	return h;
 }
 
-static const enum hib_codec_choice codecs[] = {HIB_COMPRESS_NONE, HIB_COMPRESS_LZ4,
-					       HIB_COMPRESS_ZSTD};
-static const uint16_t block_codec_of[] = {HIB_BLOCK_RAW, HIB_BLOCK_LZ4, HIB_BLOCK_ZSTD};
+static const enum hib_codec_choice codecs[] = { HIB_COMPRESS_NONE, HIB_COMPRESS_LZ4,
+						HIB_COMPRESS_ZSTD };
+static const uint16_t block_codec_of[] = { HIB_BLOCK_RAW, HIB_BLOCK_LZ4, HIB_BLOCK_ZSTD };
 
 static void round_trip(void **state)
 {
 	enum hib_codec_choice codec = *(enum hib_codec_choice *)*state;
-	static const uint32_t blocks[] = {4096, 64 * 1024, 256 * 1024};
+	static const uint32_t blocks[] = { 4096, 64 * 1024, 256 * 1024 };
 
 	for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
 		/* A full block, then the short last block of a stream. */
-		uint32_t sizes[] = {blocks[b], 3 * HIB_PAGE_SIZE};
+		uint32_t sizes[] = { blocks[b], 3 * HIB_PAGE_SIZE };
 		struct fixture f;
 
 		fixture_new(&f, codec, blocks[b]);
@@ -261,7 +263,7 @@ static int flip_and_decode(struct fixture *f, const uint8_t *good, size_t len, s
 static void every_bit_flip_rejected(void **state)
 {
 	enum hib_codec_choice codec = *(enum hib_codec_choice *)*state;
-	static const enum content contents[] = {C_MIXED, C_ZERO, C_RANDOM};
+	static const enum content contents[] = { C_MIXED, C_ZERO, C_RANDOM };
 
 	for (size_t c = 0; c < sizeof(contents) / sizeof(contents[0]); c++) {
 		struct fixture f;
@@ -327,7 +329,7 @@ static void bit_flips_in_large_block_rejected(void **state)
 static void wrong_seed_rejected(void **state)
 {
 	enum hib_codec_choice codec = *(enum hib_codec_choice *)*state;
-	static const enum content contents[] = {C_MIXED, C_ZERO, C_RANDOM};
+	static const enum content contents[] = { C_MIXED, C_ZERO, C_RANDOM };
 
 	for (size_t c = 0; c < sizeof(contents) / sizeof(contents[0]); c++) {
 		struct fixture f;
@@ -369,7 +371,7 @@ static void any_context_decodes_any_codec(void **state)
 
 static void zstd_levels_round_trip(void **state)
 {
-	static const int levels[] = {1, 3, 9, 19};
+	static const int levels[] = { 1, 3, 9, 19 };
 
 	(void)state;
 	for (size_t l = 0; l < sizeof(levels) / sizeof(levels[0]); l++) {
@@ -397,7 +399,7 @@ static void zstd_levels_round_trip(void **state)
  */
 static void zstd_static_context_fits_every_block(void **state)
 {
-	static const uint32_t blocks[] = {64 * 1024, 256 * 1024};
+	static const uint32_t blocks[] = { 64 * 1024, 256 * 1024 };
 	static const char text[] = "struct page *swap_page = kernel_page(pfn);\n";
 
 	(void)state;
@@ -432,8 +434,10 @@ static void zstd_static_context_fits_every_block(void **state)
 		}
 }
 
-static const uint32_t bound_sizes[] = {4096,	   8192,	64 * 1024,	 128 * 1024,
-				       256 * 1024, 1024 * 1024, 4 * 1024 * 1024, 16 * 1024 * 1024};
+static const uint32_t bound_sizes[] = {
+	4096,       8192,        64 * 1024,       128 * 1024,
+	256 * 1024, 1024 * 1024, 4 * 1024 * 1024, 16 * 1024 * 1024
+};
 
 /* The bound covers what either library may write, and the header, in whole pages. */
 static void record_bound_covers_codecs(void **state)
@@ -481,25 +485,25 @@ static void block_check_keeps_record_within_bound(void **state)
 	for (size_t i = 0; i < sizeof(bound_sizes) / sizeof(bound_sizes[0]); i++) {
 		uint32_t b = bound_sizes[i];
 		size_t cap = codec_record_bound(b) - sizeof(struct hib_block_hdr);
-		uint16_t cs[] = {HIB_BLOCK_LZ4, HIB_BLOCK_ZSTD};
+		uint16_t cs[] = { HIB_BLOCK_LZ4, HIB_BLOCK_ZSTD };
 
 		for (size_t k = 0; k < 2; k++) {
 			struct hib_block_hdr h = {
-			    .magic = HIB_BLOCK_MAGIC,
-			    .index = 0,
-			    .raw_bytes = b,
-			    .stored_bytes = (uint32_t)cap + 1,
-			    .codec = cs[k],
+				.magic = HIB_BLOCK_MAGIC,
+				.index = 0,
+				.raw_bytes = b,
+				.stored_bytes = (uint32_t)cap + 1,
+				.codec = cs[k],
 			};
 			if (hib_block_hdr_check(&h, 0, b) == 0)
 				fail_msg(
-				    "block size %u codec %u: header check accepts stored_bytes "
-				    "%u, a record of %llu bytes, but the reader's buffer is "
-				    "%zu bytes",
-				    b, cs[k], h.stored_bytes,
-				    (unsigned long long)(hib_block_pages(h.stored_bytes) *
-							 HIB_PAGE_SIZE),
-				    codec_record_bound(b));
+					"block size %u codec %u: header check accepts stored_bytes "
+					"%u, a record of %llu bytes, but the reader's buffer is "
+					"%zu bytes",
+					b, cs[k], h.stored_bytes,
+					(unsigned long long)(hib_block_pages(h.stored_bytes) *
+							     HIB_PAGE_SIZE),
+					codec_record_bound(b));
 		}
 	}
 }
@@ -521,19 +525,19 @@ static void block_check_keeps_record_within_bound(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    PER_CODEC(round_trip),
-	    PER_CODEC(zero_block_has_no_payload),
-	    PER_CODEC(random_block_stored_raw),
-	    PER_CODEC(padding_is_zeroed),
-	    PER_CODEC(every_bit_flip_rejected),
-	    PER_CODEC(bit_flips_in_large_block_rejected),
-	    PER_CODEC(wrong_seed_rejected),
-	    PER_CODEC(record_bound_respected_by_encoder),
-	    NAMED(any_context_decodes_any_codec),
-	    NAMED(zstd_levels_round_trip),
-	    NAMED(zstd_static_context_fits_every_block),
-	    NAMED(record_bound_covers_codecs),
-	    NAMED(block_check_keeps_record_within_bound),
+		PER_CODEC(round_trip),
+		PER_CODEC(zero_block_has_no_payload),
+		PER_CODEC(random_block_stored_raw),
+		PER_CODEC(padding_is_zeroed),
+		PER_CODEC(every_bit_flip_rejected),
+		PER_CODEC(bit_flips_in_large_block_rejected),
+		PER_CODEC(wrong_seed_rejected),
+		PER_CODEC(record_bound_respected_by_encoder),
+		NAMED(any_context_decodes_any_codec),
+		NAMED(zstd_levels_round_trip),
+		NAMED(zstd_static_context_fits_every_block),
+		NAMED(record_bound_covers_codecs),
+		NAMED(block_check_keeps_record_within_bound),
 	};
 
 	quiet_logs();

@@ -47,9 +47,9 @@ static void cmdline_resume_uuid_and_offset(void **state)
 
 static void cmdline_nothing_relevant(void **state)
 {
-	static const char *const texts[] = {"", "   \t\n", "root=/dev/sda1 quiet",
-					    "xresume=/dev/sda2 noresumex presume=/dev/x "
-					    "myresume_offset=5 hibernate=yes"};
+	static const char *const texts[] = { "", "   \t\n", "root=/dev/sda1 quiet",
+					     "xresume=/dev/sda2 noresumex presume=/dev/x "
+					     "myresume_offset=5 hibernate=yes" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
@@ -118,9 +118,9 @@ static void cmdline_last_resume_wins(void **state)
 
 static void cmdline_garbage_offsets_ignored(void **state)
 {
-	static const char *const bad[] = {"resume_offset=", "resume_offset=abc", "resume_offset=-5",
-					  "resume_offset=0x",
-					  "resume_offset=99999999999999999999999"};
+	static const char *const bad[] = { "resume_offset=", "resume_offset=abc",
+					   "resume_offset=-5", "resume_offset=0x",
+					   "resume_offset=99999999999999999999999" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -142,10 +142,10 @@ static void cmdline_offset_read_like_the_kernel(void **state)
 		const char *text;
 		uint64_t kernel;
 	} cases[] = {
-	    {"resume=/dev/sda2 resume_offset=010", 10},
-	    {"resume=/dev/sda2 resume_offset=34816 resume_offset=bogus", 34816},
-	    {"resume=/dev/sda2 resume_offset=34816 resume_offset=-1", 34816},
-	    {"resume=/dev/sda2 resume_offset=12abc", 12}, /* leading digits */
+		{ "resume=/dev/sda2 resume_offset=010", 10 },
+		{ "resume=/dev/sda2 resume_offset=34816 resume_offset=bogus", 34816 },
+		{ "resume=/dev/sda2 resume_offset=34816 resume_offset=-1", 34816 },
+		{ "resume=/dev/sda2 resume_offset=12abc", 12 }, /* leading digits */
 	};
 	unsigned wrong = 0;
 
@@ -178,38 +178,38 @@ struct guess_case {
 };
 
 static const struct guess_case guess_cases[] = {
-    {"guess_no_swap_at_all", "", SWAPS_HEAD, -ENOENT, NULL, 0},
-    {"guess_empty_swaps_table", "", "", -ENOENT, NULL, 0},
-    {"guess_missing_swaps_table", "", NULL, -ENOENT, NULL, 0},
-    {"guess_one_partition", "quiet",
-     SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n", 0,
-     "/dev/vda2", 0},
-    {"guess_only_swap_files_is_nothing", "",
-     SWAPS_HEAD "/swapfile                               file\t\t1048572\t\t0\t\t-2\n", -ENOENT,
-     NULL, 0},
-    {"guess_one_partition_among_files", "",
-     SWAPS_HEAD "/swapfile                               file\t\t1048572\t\t0\t\t-2\n"
-		"/dev/nvme0n1p3                          partition\t8388604\t\t0\t\t-3\n",
-     0, "/dev/nvme0n1p3", 0},
-    {"guess_several_partitions_not_unique", "",
-     SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n"
-		"/dev/vdb1                               partition\t2097148\t\t0\t\t-3\n",
-     -ENOTUNIQ, NULL, 0},
-    {"guess_resume_wins_over_several", "resume=UUID=abcd-1234 resume_offset=777",
-     SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n"
-		"/dev/vdb1                               partition\t2097148\t\t0\t\t-3\n",
-     0, "UUID=abcd-1234", 777},
-    {"guess_resume_wins_over_one", "resume=/dev/sdz9",
-     SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n", 0,
-     "/dev/sdz9", 0},
-    {"guess_resume_without_swaps_table", "resume=LABEL=\"x y\" resume_offset=3", NULL, 0,
-     "LABEL=x y", 3},
-    {"guess_offset_ignored_without_resume", "resume_offset=999",
-     SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n", 0,
-     "/dev/vda2", 0},
-    {"guess_unescapes_swaps_paths", "",
-     SWAPS_HEAD "/dev/disk/by-label/my\\040swap         partition\t2097148\t\t0\t\t-2\n", 0,
-     "/dev/disk/by-label/my swap", 0},
+	{ "guess_no_swap_at_all", "", SWAPS_HEAD, -ENOENT, NULL, 0 },
+	{ "guess_empty_swaps_table", "", "", -ENOENT, NULL, 0 },
+	{ "guess_missing_swaps_table", "", NULL, -ENOENT, NULL, 0 },
+	{ "guess_one_partition", "quiet",
+	  SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n", 0,
+	  "/dev/vda2", 0 },
+	{ "guess_only_swap_files_is_nothing", "",
+	  SWAPS_HEAD "/swapfile                               file\t\t1048572\t\t0\t\t-2\n",
+	  -ENOENT, NULL, 0 },
+	{ "guess_one_partition_among_files", "",
+	  SWAPS_HEAD "/swapfile                               file\t\t1048572\t\t0\t\t-2\n"
+		     "/dev/nvme0n1p3                          partition\t8388604\t\t0\t\t-3\n",
+	  0, "/dev/nvme0n1p3", 0 },
+	{ "guess_several_partitions_not_unique", "",
+	  SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n"
+		     "/dev/vdb1                               partition\t2097148\t\t0\t\t-3\n",
+	  -ENOTUNIQ, NULL, 0 },
+	{ "guess_resume_wins_over_several", "resume=UUID=abcd-1234 resume_offset=777",
+	  SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n"
+		     "/dev/vdb1                               partition\t2097148\t\t0\t\t-3\n",
+	  0, "UUID=abcd-1234", 777 },
+	{ "guess_resume_wins_over_one", "resume=/dev/sdz9",
+	  SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n", 0,
+	  "/dev/sdz9", 0 },
+	{ "guess_resume_without_swaps_table", "resume=LABEL=\"x y\" resume_offset=3", NULL, 0,
+	  "LABEL=x y", 3 },
+	{ "guess_offset_ignored_without_resume", "resume_offset=999",
+	  SWAPS_HEAD "/dev/vda2                               partition\t2097148\t\t0\t\t-2\n", 0,
+	  "/dev/vda2", 0 },
+	{ "guess_unescapes_swaps_paths", "",
+	  SWAPS_HEAD "/dev/disk/by-label/my\\040swap         partition\t2097148\t\t0\t\t-2\n", 0,
+	  "/dev/disk/by-label/my swap", 0 },
 };
 
 static void guess(void **state)
@@ -365,24 +365,24 @@ struct bad_value_case {
 };
 
 static const struct bad_value_case bad_values[] = {
-    {"config_bad_threads_names_key", "threads = 4\nthreads = lots\n", 2, "threads"},
-    {"config_threads_above_64_names_key", "threads = 65\n", 1, "threads"},
-    {"config_negative_offset_names_key", "\n\noffset = -1\n", 3, "offset"},
-    {"config_offset_trailing_garbage_names_key", "offset = 12k\n", 1, "offset"},
-    {"config_bad_compress_names_key", "compress = gzip\n", 1, "compress"},
-    {"config_lz4_level_names_key", "compress = lz4:3\n", 1, "compress"},
-    {"config_bad_image_size_names_key", "image-size = huge\n", 1, "image-size"},
-    {"config_bad_powerdown_names_key", "powerdown = nap\n", 1, "powerdown"},
-    {"config_bad_boolean_names_key", "verify = yes\nauto-swapon = maybe\n", 2, "auto-swapon"},
-    {"config_loglevel_above_5_names_key", "loglevel = 6\n", 1, "loglevel"},
-    {"config_empty_value_names_key", "threads =\n", 1, "threads"},
-    {"config_onsuspend_plus_sign", "OnSuspend +5 echo\n", 1, "OnSuspend"},
-    {"config_onsuspend_trailing_letters", "\nOnSuspend 5x echo\n", 2, "OnSuspend"},
-    {"config_onsuspend_three_digits", "OnSuspend 100 echo\n", 1, "OnSuspend"},
-    {"config_onresume_negative", "OnResume -1 echo\n", 1, "OnResume"},
-    {"config_onresume_no_blank_before_nn", "OnResume10 echo\n", 1, "OnResume"},
-    {"config_onresume_no_command", "OnResume 10  \n", 1, "OnResume"},
-    {"config_onsuspend_no_number", "OnSuspend echo\n", 1, "OnSuspend"},
+	{ "config_bad_threads_names_key", "threads = 4\nthreads = lots\n", 2, "threads" },
+	{ "config_threads_above_64_names_key", "threads = 65\n", 1, "threads" },
+	{ "config_negative_offset_names_key", "\n\noffset = -1\n", 3, "offset" },
+	{ "config_offset_trailing_garbage_names_key", "offset = 12k\n", 1, "offset" },
+	{ "config_bad_compress_names_key", "compress = gzip\n", 1, "compress" },
+	{ "config_lz4_level_names_key", "compress = lz4:3\n", 1, "compress" },
+	{ "config_bad_image_size_names_key", "image-size = huge\n", 1, "image-size" },
+	{ "config_bad_powerdown_names_key", "powerdown = nap\n", 1, "powerdown" },
+	{ "config_bad_boolean_names_key", "verify = yes\nauto-swapon = maybe\n", 2, "auto-swapon" },
+	{ "config_loglevel_above_5_names_key", "loglevel = 6\n", 1, "loglevel" },
+	{ "config_empty_value_names_key", "threads =\n", 1, "threads" },
+	{ "config_onsuspend_plus_sign", "OnSuspend +5 echo\n", 1, "OnSuspend" },
+	{ "config_onsuspend_trailing_letters", "\nOnSuspend 5x echo\n", 2, "OnSuspend" },
+	{ "config_onsuspend_three_digits", "OnSuspend 100 echo\n", 1, "OnSuspend" },
+	{ "config_onresume_negative", "OnResume -1 echo\n", 1, "OnResume" },
+	{ "config_onresume_no_blank_before_nn", "OnResume10 echo\n", 1, "OnResume" },
+	{ "config_onresume_no_command", "OnResume 10  \n", 1, "OnResume" },
+	{ "config_onsuspend_no_number", "OnSuspend echo\n", 1, "OnSuspend" },
 };
 
 static void config_bad_value(void **state)
@@ -436,8 +436,9 @@ static void config_missing_file(void **state)
 
 	(void)state;
 	hib_config_init(&c);
-	assert_int_equal(
-	    hib_config_load(&c, "/nonexistent/hibernate.conf", &line, err, sizeof(err)), -ENOENT);
+	assert_int_equal(hib_config_load(&c, "/nonexistent/hibernate.conf", &line, err,
+					 sizeof(err)),
+			 -ENOENT);
 	assert_int_equal(line, 4242);
 	hib_config_free(&c);
 }
@@ -451,9 +452,9 @@ static void codec_parse_good(void **state)
 		enum hib_codec_choice codec;
 		int level;
 	} good[] = {
-	    {"none", HIB_COMPRESS_NONE, 0},	{"lz4", HIB_COMPRESS_LZ4, 0},
-	    {"zstd", HIB_COMPRESS_ZSTD, 0},	{"zstd:1", HIB_COMPRESS_ZSTD, 1},
-	    {"zstd:19", HIB_COMPRESS_ZSTD, 19},
+		{ "none", HIB_COMPRESS_NONE, 0 },     { "lz4", HIB_COMPRESS_LZ4, 0 },
+		{ "zstd", HIB_COMPRESS_ZSTD, 0 },     { "zstd:1", HIB_COMPRESS_ZSTD, 1 },
+		{ "zstd:19", HIB_COMPRESS_ZSTD, 19 },
 	};
 
 	(void)state;
@@ -465,17 +466,18 @@ static void codec_parse_good(void **state)
 		assert_int_equal(codec, good[i].codec);
 		assert_int_equal(level, good[i].level);
 		/* The name round trips. */
-		assert_int_equal(
-		    strncmp(hib_codec_name(codec), good[i].text, strlen(hib_codec_name(codec))), 0);
+		assert_int_equal(strncmp(hib_codec_name(codec), good[i].text,
+					 strlen(hib_codec_name(codec))),
+				 0);
 	}
 	assert_string_equal(hib_codec_name(99), "unknown");
 }
 
 static void codec_parse_bad(void **state)
 {
-	static const char *const bad[] = {"",	     "gzip",	"LZ4",	    "zstd:", "zstd:0",
-					  "zstd:20", "zstd:-1", "zstd:3x",  "lz4:1", "none:1",
-					  "zstdx",   "lz",	"zstd:1:2", " lz4",  "lz4 "};
+	static const char *const bad[] = { "",        "gzip",    "LZ4",      "zstd:", "zstd:0",
+					   "zstd:20", "zstd:-1", "zstd:3x",  "lz4:1", "none:1",
+					   "zstdx",   "lz",      "zstd:1:2", " lz4",  "lz4 " };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -502,21 +504,21 @@ static void codec_parse_bad(void **state)
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
-	    NAMED(cmdline_resume_uuid_and_offset),
-	    NAMED(cmdline_nothing_relevant),
-	    NAMED(cmdline_noresume_and_hibernate_no),
-	    NAMED(cmdline_quoted_label),
-	    NAMED(cmdline_last_resume_wins),
-	    NAMED(cmdline_garbage_offsets_ignored),
-	    NAMED(cmdline_offset_read_like_the_kernel),
-	    CONF(config_good_file),
-	    CONF(config_defaults_untouched_by_empty_file),
-	    CONF(config_unknown_key_names_line),
-	    CONF(config_inline_hooks_parsed),
-	    CONF(config_line_without_equals),
-	    NAMED(config_missing_file),
-	    NAMED(codec_parse_good),
-	    NAMED(codec_parse_bad),
+		NAMED(cmdline_resume_uuid_and_offset),
+		NAMED(cmdline_nothing_relevant),
+		NAMED(cmdline_noresume_and_hibernate_no),
+		NAMED(cmdline_quoted_label),
+		NAMED(cmdline_last_resume_wins),
+		NAMED(cmdline_garbage_offsets_ignored),
+		NAMED(cmdline_offset_read_like_the_kernel),
+		CONF(config_good_file),
+		CONF(config_defaults_untouched_by_empty_file),
+		CONF(config_unknown_key_names_line),
+		CONF(config_inline_hooks_parsed),
+		CONF(config_line_without_equals),
+		NAMED(config_missing_file),
+		NAMED(codec_parse_good),
+		NAMED(codec_parse_bad),
 	};
 	enum {
 		N_F = sizeof(fixed) / sizeof(fixed[0]),
@@ -529,15 +531,15 @@ int main(void)
 	for (size_t i = 0; i < N_F; i++)
 		tests[n++] = fixed[i];
 	for (size_t i = 0; i < N_G; i++)
-		tests[n++] = (struct CMUnitTest){.name = guess_cases[i].name,
-						 .test_func = guess,
-						 .initial_state = (void *)&guess_cases[i]};
+		tests[n++] = (struct CMUnitTest){ .name = guess_cases[i].name,
+						  .test_func = guess,
+						  .initial_state = (void *)&guess_cases[i] };
 	for (size_t i = 0; i < N_B; i++)
-		tests[n++] = (struct CMUnitTest){.name = bad_values[i].name,
-						 .test_func = config_bad_value,
-						 .setup_func = conf_setup,
-						 .teardown_func = conf_teardown,
-						 .initial_state = (void *)&bad_values[i]};
+		tests[n++] = (struct CMUnitTest){ .name = bad_values[i].name,
+						  .test_func = config_bad_value,
+						  .setup_func = conf_setup,
+						  .teardown_func = conf_teardown,
+						  .initial_state = (void *)&bad_values[i] };
 	quiet_logs();
 	return _cmocka_run_group_tests("config-cmdline", tests, n, NULL, NULL);
 }

@@ -57,13 +57,15 @@ static int ask(int attempt, const char *what, struct hib_secret *ret, void *ud)
 
 static struct hib_secret passphrase(const char *p)
 {
-	return (struct hib_secret){ .kind = HIB_SECRET_PASSPHRASE, .data = (const uint8_t *)p,
+	return (struct hib_secret){ .kind = HIB_SECRET_PASSPHRASE,
+				    .data = (const uint8_t *)p,
 				    .len = strlen(p) };
 }
 
 static struct hib_secret keyfile(void)
 {
-	return (struct hib_secret){ .kind = HIB_SECRET_KEYFILE, .data = (const uint8_t *)KEYFILE,
+	return (struct hib_secret){ .kind = HIB_SECRET_KEYFILE,
+				    .data = (const uint8_t *)KEYFILE,
 				    .len = sizeof(KEYFILE) - 1 };
 }
 
@@ -71,8 +73,10 @@ static void fx_new(struct fx *f)
 {
 	int fd = make_temp(f->path, "crypt");
 
-	f->fp = (struct hib_fake_params){ .seed = 7, .stream_pages = STREAM_PAGES,
-					  .swap_pages = SWAP_PAGES, .fail_read_at = -1,
+	f->fp = (struct hib_fake_params){ .seed = 7,
+					  .stream_pages = STREAM_PAGES,
+					  .swap_pages = SWAP_PAGES,
+					  .fail_read_at = -1,
 					  .fail_write_at = -1 };
 	make_swap_file(fd, SWAP_PAGES);
 	assert_int_equal(pread(fd, f->swap_header, HIB_PAGE_SIZE, 0), (ssize_t)HIB_PAGE_SIZE);
@@ -232,7 +236,8 @@ static void key_file_opens_once_and_only_the_right_one(void **state)
 {
 	struct fx f;
 	struct hib_secret kf = keyfile();
-	struct hib_secret other = { .kind = HIB_SECRET_KEYFILE, .data = (const uint8_t *)"other",
+	struct hib_secret other = { .kind = HIB_SECRET_KEYFILE,
+				    .data = (const uint8_t *)"other",
 				    .len = 5 };
 	struct asker wrong = { .answers = { other, kf }, .n = 2 };
 	struct asker right = { .answers = { kf }, .n = 1 };
@@ -313,7 +318,7 @@ static void no_stream_bytes_in_the_clear(void **state)
 	struct fx f;
 	struct hib_secret pp = passphrase(PASSPHRASE);
 	struct hib_snapshot *src = NULL;
-	uint8_t (*win)[48] = calloc(64, 48);
+	uint8_t(*win)[48] = calloc(64, 48);
 	uint8_t page[HIB_PAGE_SIZE], *img;
 	unsigned have = 0;
 	int in_suspend = 0;
@@ -347,8 +352,8 @@ static void no_stream_bytes_in_the_clear(void **state)
 		img = slurp(f.path, &len);
 		for (unsigned i = 0; i < have; i++)
 			if (contains(img, len, win[i], 48))
-				fail_msg("codec %d: stream window %u is on disk in the clear", codec,
-					 i);
+				fail_msg("codec %d: stream window %u is on disk in the clear",
+					 codec, i);
 		free(img);
 		invalidate(&f);
 	}
@@ -426,8 +431,10 @@ static void tamper_header(struct hib_header *h, enum hdr_tamper k)
 
 static void tampered_header_refused(void **state)
 {
-	static const int want[] = { [T_STATS] = -EBADMSG, [T_CODEC_BLOCKS] = -EBADMSG,
-				    [T_ARGON_OPS] = -EBADMSG, [T_ARGON_MEM] = -EBADMSG,
+	static const int want[] = { [T_STATS] = -EBADMSG,
+				    [T_CODEC_BLOCKS] = -EBADMSG,
+				    [T_ARGON_OPS] = -EBADMSG,
+				    [T_ARGON_MEM] = -EBADMSG,
 				    [T_WRAPPED_KEY] = -EACCES };
 	struct fx f;
 	struct hib_secret pp = passphrase(PASSPHRASE);

@@ -31,8 +31,12 @@ static void run_cycle(const struct cycle_case *cc, enum hib_io_mode io_mode)
 	char path[] = "/tmp/hib-test-XXXXXX";
 	uint64_t swap_pages = cc->stream_pages * 2 + 64;
 	struct hib_fake_params fp = {
-		.seed = 42, .stream_pages = cc->stream_pages, .swap_pages = swap_pages,
-		.frag_every = cc->frag_every, .fail_read_at = -1, .fail_write_at = -1,
+		.seed = 42,
+		.stream_pages = cc->stream_pages,
+		.swap_pages = swap_pages,
+		.frag_every = cc->frag_every,
+		.fail_read_at = -1,
+		.fail_write_at = -1,
 	};
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
@@ -115,7 +119,8 @@ static void catch_adaptive(enum hib_loglevel level, const char *msg, void *ud)
 
 	(void)level;
 	(void)ud;
-	if (getenv("HIB_TEST_VERBOSE")) fprintf(stderr, "LOG %s\n", msg);
+	if (getenv("HIB_TEST_VERBOSE"))
+		fprintf(stderr, "LOG %s\n", msg);
 	if (sscanf(msg, "adaptive compression: %u of %u", &n, &m) == 2)
 		adaptive_raw_blocks = n;
 }
@@ -128,8 +133,11 @@ static unsigned adaptive_cycle(bool no_adaptive, enum hib_io_mode io_mode, uint6
 	char path[] = "/dev/shm/hib-test-XXXXXX";
 	const uint64_t stream_pages = 2048, swap_pages = 2 * stream_pages + 64;
 	struct hib_fake_params fp = {
-		.seed = 9, .stream_pages = stream_pages, .swap_pages = swap_pages,
-		.fail_read_at = -1, .fail_write_at = -1,
+		.seed = 9,
+		.stream_pages = stream_pages,
+		.swap_pages = swap_pages,
+		.fail_read_at = -1,
+		.fail_write_at = -1,
 	};
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
@@ -208,23 +216,21 @@ static void adaptive_off_with_sync_io(void **state)
 int main(void)
 {
 	static const struct cycle_case cases[] = {
-		{ HIB_COMPRESS_NONE, 1, 300, 0 },
-		{ HIB_COMPRESS_LZ4, 1, 1000, 0 },
-		{ HIB_COMPRESS_LZ4, 4, 3000, 7 },
-		{ HIB_COMPRESS_ZSTD, 3, 2000, 0 },
-		{ HIB_COMPRESS_LZ4, 2, 64, 2 },   /* exactly one block, every other page free */
-		{ HIB_COMPRESS_LZ4, 2, 65, 0 },   /* one block and a page */
+		{ HIB_COMPRESS_NONE, 1, 300, 0 }, { HIB_COMPRESS_LZ4, 1, 1000, 0 },
+		{ HIB_COMPRESS_LZ4, 4, 3000, 7 }, { HIB_COMPRESS_ZSTD, 3, 2000, 0 },
+		{ HIB_COMPRESS_LZ4, 2, 64, 2 }, /* exactly one block, every other page free */
+		{ HIB_COMPRESS_LZ4, 2, 65, 0 }, /* one block and a page */
 	};
 	enum { N = sizeof(cases) / sizeof(cases[0]) };
 	struct CMUnitTest tests[2 * N + 2];
 	size_t n = 0;
 
 	for (size_t i = 0; i < N; i++)
-		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(test_cycle,
-									   (void *)&cases[i]);
+		tests[n++] =
+			(struct CMUnitTest)cmocka_unit_test_prestate(test_cycle, (void *)&cases[i]);
 	for (size_t i = 0; i < N; i++)
 		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(test_cycle_sync_io,
-									   (void *)&cases[i]);
+									  (void *)&cases[i]);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(adaptive_stores_raw_while_the_disk_waits);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(adaptive_off_with_sync_io);
 	quiet_logs();

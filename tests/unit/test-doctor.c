@@ -176,7 +176,8 @@ static void zram_only_fails(void **state)
 	struct fx *f = *state;
 	const char *msg = "";
 
-	put(f, "/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/zram0 partition 4000000 0 100\n");
+	put(f, "/proc/swaps",
+	    "Filename\tType\tSize\tUsed\tPriority\n/dev/zram0 partition 4000000 0 100\n");
 	run(f, "resume=/dev/vda1");
 	assert_int_equal(verdict_of(f, "swap-kind", &msg), HIB_DOCTOR_FAIL);
 	assert_non_null(strstr(msg, "zram"));
@@ -199,8 +200,10 @@ static void not_swap_fails(void **state)
 static void missing_target_fails(void **state)
 {
 	struct fx *f = *state;
-	struct hib_doctor_input in = { .root = f->root, .cmdline = "",
-				       .target = { .spec = "/nonexistent/x" }, .image_size = -1 };
+	struct hib_doctor_input in = { .root = f->root,
+				       .cmdline = "",
+				       .target = { .spec = "/nonexistent/x" },
+				       .image_size = -1 };
 	const char *msg = "";
 
 	f->n = 0;
@@ -214,8 +217,9 @@ static void swaps_with(struct fx *f, unsigned long used, const char *other)
 {
 	char swaps[1024];
 
-	snprintf(swaps, sizeof(swaps), "Filename\tType\tSize\tUsed\tPriority\n%s%s file 1048572 %lu -2\n",
-		 other, f->swapfile, used);
+	snprintf(swaps, sizeof(swaps),
+		 "Filename\tType\tSize\tUsed\tPriority\n%s%s file 1048572 %lu -2\n", other,
+		 f->swapfile, used);
 	put(f, "/proc/swaps", swaps);
 }
 
@@ -247,7 +251,8 @@ static void only_the_targets_room_counts(void **state)
 	run(f, "resume=/dev/vda1");
 	assert_int_equal(verdict_of(f, "space", &msg), HIB_DOCTOR_FAIL);
 	assert_non_null(strstr(msg, "100 MiB free"));
-	put(f, "/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/vdb1 partition 1048572 1048572 -3\n");
+	put(f, "/proc/swaps",
+	    "Filename\tType\tSize\tUsed\tPriority\n/dev/vdb1 partition 1048572 1048572 -3\n");
 	run(f, "resume=/dev/vda1");
 	assert_int_equal(verdict_of(f, "space", &msg), HIB_DOCTOR_PASS);
 	assert_non_null(strstr(msg, "1024 MiB free"));
@@ -259,7 +264,8 @@ static void refused_target_has_no_space_line(void **state)
 {
 	struct fx *f = *state;
 	char path[300];
-	struct hib_doctor_input in = { .root = f->root, .cmdline = "",
+	struct hib_doctor_input in = { .root = f->root,
+				       .cmdline = "",
 				       .target = { .spec = path, .offset_set = true },
 				       .image_size = -1 };
 	FILE *o;
@@ -333,8 +339,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(only_the_targets_room_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(refused_target_has_no_space_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_resume_param_warns, setup, teardown),
-		cmocka_unit_test_setup_teardown(random_key_crypt_swap_is_not_checked_on_files, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(random_key_crypt_swap_is_not_checked_on_files,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(initramfs_with_resume_step_passes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,13 +65,13 @@ struct refuse_case {
 };
 
 static const struct refuse_case refuse_cases[] = {
-    {"suspend_refuses_zeroed_target", R_ZEROS, -EMEDIUMTYPE},
-    {"suspend_refuses_kernel_image_S1SUSPEND", R_KERNEL_IMAGE, -EMEDIUMTYPE},
-    {"suspend_refuses_existing_image_of_ours", R_OUR_IMAGE, -EEXIST},
-    {"suspend_refuses_damaged_image_of_ours", R_BROKEN_IMAGE, -EEXIST},
-    {"suspend_refuses_read_only_target", R_READ_ONLY, -EBADF},
-    /* A prepared image file must be named as a file, so its pages can be mapped. */
-    {"suspend_refuses_image_file_opened_as_device", R_IMAGE_FILE, -EMEDIUMTYPE},
+	{ "suspend_refuses_zeroed_target", R_ZEROS, -EMEDIUMTYPE },
+	{ "suspend_refuses_kernel_image_S1SUSPEND", R_KERNEL_IMAGE, -EMEDIUMTYPE },
+	{ "suspend_refuses_existing_image_of_ours", R_OUR_IMAGE, -EEXIST },
+	{ "suspend_refuses_damaged_image_of_ours", R_BROKEN_IMAGE, -EEXIST },
+	{ "suspend_refuses_read_only_target", R_READ_ONLY, -EBADF },
+	/* A prepared image file must be named as a file, so its pages can be mapped. */
+	{ "suspend_refuses_image_file_opened_as_device", R_IMAGE_FILE, -EMEDIUMTYPE },
 };
 
 static void suspend_refuses(void **state)
@@ -97,7 +97,7 @@ static void suspend_refuses(void **state)
 	}
 	case R_KERNEL_IMAGE: {
 		/* The kernel's swsusp_header: orig_sig SWAPSPACE2, then S1SUSPEND. */
-		uint8_t tail[20] = {0};
+		uint8_t tail[20] = { 0 };
 		memcpy(tail, "SWAPSPACE2", 10);
 		memcpy(tail + 10, "S1SUSPEND", 9);
 		pwrite_at(path, TEST_PAGE - 20, tail, 20);
@@ -206,14 +206,14 @@ struct read_fail_case {
 
 #define RF_STREAM 600
 static const struct read_fail_case read_fail_cases[] = {
-    {"suspend_read_error_first_page_1_thread", 1, 0},
-    {"suspend_read_error_first_page_4_threads", 4, 0},
-    {"suspend_read_error_metadata_page_4_threads", 4, 1},
-    {"suspend_read_error_mid_block_1_thread", 1, 300},
-    {"suspend_read_error_mid_block_4_threads", 4, 300},
-    {"suspend_read_error_block_boundary_4_threads", 4, 256},
-    {"suspend_read_error_last_page_1_thread", 1, -1},
-    {"suspend_read_error_last_page_4_threads", 4, -1},
+	{ "suspend_read_error_first_page_1_thread", 1, 0 },
+	{ "suspend_read_error_first_page_4_threads", 4, 0 },
+	{ "suspend_read_error_metadata_page_4_threads", 4, 1 },
+	{ "suspend_read_error_mid_block_1_thread", 1, 300 },
+	{ "suspend_read_error_mid_block_4_threads", 4, 300 },
+	{ "suspend_read_error_block_boundary_4_threads", 4, 256 },
+	{ "suspend_read_error_last_page_1_thread", 1, -1 },
+	{ "suspend_read_error_last_page_4_threads", 4, -1 },
 };
 
 static void suspend_read_error(void **state)
@@ -255,7 +255,7 @@ static uint64_t pages_needed(const struct hib_fake_params *fp0, unsigned threads
 	unlink(path);
 	assert_true(info.header_valid);
 	*ret_map_pages =
-	    (info.map_extents + (uint32_t)HIB_MAP_ENTRIES - 1) / (uint32_t)HIB_MAP_ENTRIES;
+		(info.map_extents + (uint32_t)HIB_MAP_ENTRIES - 1) / (uint32_t)HIB_MAP_ENTRIES;
 	return st.stored_bytes / TEST_PAGE + 1;
 }
 
@@ -268,12 +268,12 @@ struct enospc_case {
 };
 
 static const struct enospc_case enospc_cases[] = {
-    {"suspend_swap_too_small_for_data_1_thread", 1, SHORT_DATA},
-    {"suspend_swap_too_small_for_data_4_threads", 4, SHORT_DATA},
-    {"suspend_swap_full_before_map_4_threads", 4, SHORT_MAP},
-    {"suspend_swap_full_before_header_1_thread", 1, SHORT_HEADER},
-    {"suspend_swap_full_before_header_4_threads", 4, SHORT_HEADER},
-    {"suspend_swap_exactly_big_enough_4_threads", 4, SHORT_NONE},
+	{ "suspend_swap_too_small_for_data_1_thread", 1, SHORT_DATA },
+	{ "suspend_swap_too_small_for_data_4_threads", 4, SHORT_DATA },
+	{ "suspend_swap_full_before_map_4_threads", 4, SHORT_MAP },
+	{ "suspend_swap_full_before_header_1_thread", 1, SHORT_HEADER },
+	{ "suspend_swap_full_before_header_4_threads", 4, SHORT_HEADER },
+	{ "suspend_swap_exactly_big_enough_4_threads", 4, SHORT_NONE },
 };
 
 static void suspend_swap_space(void **state)
@@ -330,8 +330,8 @@ struct cfg {
 };
 
 static const struct cfg cfgs[] = {
-    {"lz4_fragmented", HIB_COMPRESS_LZ4, 4, 800, 2},
-    {"raw_contiguous", HIB_COMPRESS_NONE, 1, 300, 0},
+	{ "lz4_fragmented", HIB_COMPRESS_LZ4, 4, 800, 2 },
+	{ "raw_contiguous", HIB_COMPRESS_NONE, 1, 300, 0 },
 };
 #define N_CFG (sizeof(cfgs) / sizeof(cfgs[0]))
 
@@ -377,8 +377,8 @@ static struct pristine *pristine_get(size_t i)
 	if (p->ready)
 		return p;
 	pristine_drop(p);
-	p->fp =
-	    fake_params(SEED + 10 + i, c->stream_pages, c->stream_pages * 2 + 64, c->frag_every);
+	p->fp = fake_params(SEED + 10 + i, c->stream_pages, c->stream_pages * 2 + 64,
+			    c->frag_every);
 	new_swap(p->path, c->name, p->fp.swap_pages);
 	assert_int_equal(write_image(p->path, &p->fp, c->codec, c->threads, NULL, NULL),
 			 HIB_SUSPEND_WRITTEN);
@@ -437,9 +437,9 @@ static int pristines_free(void **state)
 
 enum kind { K_TAIL, K_HEADER, K_MAP, K_BLOCK };
 #define PAY_FIRST 100000u
-#define PAY_MID	  100001u
-#define PAY_LAST  100002u
-#define BLK_LAST  9999u
+#define PAY_MID 100001u
+#define PAY_LAST 100002u
+#define BLK_LAST 9999u
 
 struct place {
 	const char *name;
@@ -466,62 +466,62 @@ struct place {
 	}
 
 static const struct place places[] = {
-    TAIL(version, 0),
-    TAIL(page_size, 1),
-    TAIL(header_offset, 1),
-    TAIL(image_id, 7),
-    TAIL(header_xxh3, 0),
-    TAIL(created_unix, 2),
-    TAIL(tail_xxh3, 5),
-    TAIL(reserved, 100),
-    TAIL(orig_sig, 3),
-    HDR(magic, 0),
-    HDR(version, 0),
-    HDR(flags, 0),
-    HDR(image_id, 3),
-    HDR(kernel_release, 1),
-    HDR(machine, 15),
-    HDR(stream_bytes, 1),
-    HDR(stream_xxh3, 6),
-    HDR(codec, 0),
-    HDR(block_raw_bytes, 2),
-    HDR(nr_blocks, 0),
-    HDR(data_pages, 0),
-    HDR(map_offset, 2),
-    HDR(map_pages, 0),
-    HDR(map_extents, 0),
-    HDR(stat_stored_bytes, 1),
-    HDR(orig_tail, 200),
-    HDR(reserved, 1000),
-    HDR(header_xxh3_self, 7),
-    MAP(0, "magic", 0),
-    MAP(0, "index", 4),
-    MAP(0, "count", 8),
-    MAP(0, "next_offset", 17),
-    MAP(0, "checksum", 24),
-    MAP(0, "first_extent_offset", 33),
-    MAP(0, "first_extent_pages", 40),
-    MAP(0, "last_byte", 4095),
-    MAP(1, "magic", 0),
-    MAP(1, "first_extent_offset", 33),
-    MAP(1, "last_byte", 4095),
-    BLK(0, "magic", 0),
-    BLK(0, "index", 4),
-    BLK(0, "raw_bytes", 9),
-    BLK(0, "stored_bytes", 12),
-    BLK(0, "codec", 16),
-    BLK(0, "flags", 18),
-    BLK(0, "raw_xxh3", 24),
-    BLK(0, "stream_offset", 34),
-    BLK(0, "stored_xxh3", 40),
-    BLK(0, "reserved", 50),
-    BLK(0, "payload_first", PAY_FIRST),
-    BLK(0, "payload_middle", PAY_MID),
-    BLK(1, "payload_middle", PAY_MID),
-    BLK(1, "payload_last", PAY_LAST),
-    {"last_block_stream_offset", K_BLOCK, BLK_LAST, 33},
-    {"last_block_payload_first", K_BLOCK, BLK_LAST, PAY_FIRST},
-    {"last_block_payload_last", K_BLOCK, BLK_LAST, PAY_LAST},
+	TAIL(version, 0),
+	TAIL(page_size, 1),
+	TAIL(header_offset, 1),
+	TAIL(image_id, 7),
+	TAIL(header_xxh3, 0),
+	TAIL(created_unix, 2),
+	TAIL(tail_xxh3, 5),
+	TAIL(reserved, 100),
+	TAIL(orig_sig, 3),
+	HDR(magic, 0),
+	HDR(version, 0),
+	HDR(flags, 0),
+	HDR(image_id, 3),
+	HDR(kernel_release, 1),
+	HDR(machine, 15),
+	HDR(stream_bytes, 1),
+	HDR(stream_xxh3, 6),
+	HDR(codec, 0),
+	HDR(block_raw_bytes, 2),
+	HDR(nr_blocks, 0),
+	HDR(data_pages, 0),
+	HDR(map_offset, 2),
+	HDR(map_pages, 0),
+	HDR(map_extents, 0),
+	HDR(stat_stored_bytes, 1),
+	HDR(orig_tail, 200),
+	HDR(reserved, 1000),
+	HDR(header_xxh3_self, 7),
+	MAP(0, "magic", 0),
+	MAP(0, "index", 4),
+	MAP(0, "count", 8),
+	MAP(0, "next_offset", 17),
+	MAP(0, "checksum", 24),
+	MAP(0, "first_extent_offset", 33),
+	MAP(0, "first_extent_pages", 40),
+	MAP(0, "last_byte", 4095),
+	MAP(1, "magic", 0),
+	MAP(1, "first_extent_offset", 33),
+	MAP(1, "last_byte", 4095),
+	BLK(0, "magic", 0),
+	BLK(0, "index", 4),
+	BLK(0, "raw_bytes", 9),
+	BLK(0, "stored_bytes", 12),
+	BLK(0, "codec", 16),
+	BLK(0, "flags", 18),
+	BLK(0, "raw_xxh3", 24),
+	BLK(0, "stream_offset", 34),
+	BLK(0, "stored_xxh3", 40),
+	BLK(0, "reserved", 50),
+	BLK(0, "payload_first", PAY_FIRST),
+	BLK(0, "payload_middle", PAY_MID),
+	BLK(1, "payload_middle", PAY_MID),
+	BLK(1, "payload_last", PAY_LAST),
+	{ "last_block_stream_offset", K_BLOCK, BLK_LAST, 33 },
+	{ "last_block_payload_first", K_BLOCK, BLK_LAST, PAY_FIRST },
+	{ "last_block_payload_last", K_BLOCK, BLK_LAST, PAY_LAST },
 };
 #define N_PLACES (sizeof(places) / sizeof(places[0]))
 
@@ -553,8 +553,8 @@ static bool resolve(const struct pristine *p, const struct place *pl, uint64_t *
 				return false;
 			k = sizeof(struct hib_block_hdr) + (pl->off == PAY_FIRST ? 0
 							    : pl->off == PAY_MID
-								? bi->h.stored_bytes / 2
-								: bi->h.stored_bytes - 1);
+								    ? bi->h.stored_bytes / 2
+								    : bi->h.stored_bytes - 1);
 		}
 		assert_int_equal(extmap_lookup(&p->img.map, bi->lp + k / TEST_PAGE, &off, &run), 0);
 		*ret = off + k % TEST_PAGE;
@@ -652,8 +652,8 @@ static void resume_pristine(void **state)
  * does not touch either. */
 static void resume_discards_damaged_magic_or_signature(void **state)
 {
-	static const size_t offs[] = {0, 15, HIB_SIG_TAIL_SIZE - HIB_SIG_LEN,
-				      HIB_SIG_TAIL_SIZE - 1};
+	static const size_t offs[] = { 0, 15, HIB_SIG_TAIL_SIZE - HIB_SIG_LEN,
+				       HIB_SIG_TAIL_SIZE - 1 };
 	struct pristine *p = pristine_get(1);
 
 	(void)state;
@@ -745,10 +745,10 @@ struct write_fail_case {
 };
 
 static const struct write_fail_case write_fail_cases[] = {
-    {"resume_kernel_refuses_first_page", 0, 2},
-    {"resume_kernel_refuses_page_in_second_block", 70, 4},
-    {"resume_kernel_refuses_last_page_1_thread", -1, 1},
-    {"resume_kernel_refuses_last_page_4_threads", -1, 4},
+	{ "resume_kernel_refuses_first_page", 0, 2 },
+	{ "resume_kernel_refuses_page_in_second_block", 70, 4 },
+	{ "resume_kernel_refuses_last_page_1_thread", -1, 1 },
+	{ "resume_kernel_refuses_last_page_4_threads", -1, 4 },
 };
 
 static void resume_write_error(void **state)
@@ -983,7 +983,7 @@ static void suspend_cancelled_midway(void **state)
 {
 	unsigned threads = (unsigned)(uintptr_t)*state;
 	struct hib_fake_params fp = fake_params(SEED + 20, 900, 1900, 0);
-	struct cancel_state cs = {.cancel_at = 3};
+	struct cancel_state cs = { .cancel_at = 3 };
 	char path[PATH_MAX];
 	uint8_t page0[TEST_PAGE];
 	struct hib_target *t = NULL;
@@ -1019,7 +1019,7 @@ static void suspend_cancelled_midway(void **state)
 static void suspend_cancel_never_fires(void **state)
 {
 	struct hib_fake_params fp = fake_params(SEED + 21, 300, 700, 0);
-	struct cancel_state cs = {.cancel_at = UINT32_MAX};
+	struct cancel_state cs = { .cancel_at = UINT32_MAX };
 	char path[PATH_MAX];
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
@@ -1356,7 +1356,8 @@ static void cycle_on_loop_device(void **state)
 		assert_int_equal(hib_target_open(num, 0, false, &t), 0);
 		assert_string_equal(hib_target_path(t), l->dev);
 		hib_target_close(t);
-		snprintf(num, sizeof(num), "%x", (min & 0xff) | (maj << 8) | ((min & ~0xffu) << 12));
+		snprintf(num, sizeof(num), "%x",
+			 (min & 0xff) | (maj << 8) | ((min & ~0xffu) << 12));
 		assert_int_equal(hib_target_open(num, 0, false, &t), 0);
 		assert_string_equal(hib_target_path(t), l->dev);
 		hib_target_close(t);
@@ -1390,37 +1391,37 @@ static void cycle_on_loop_device(void **state)
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
-	    NAMED(suspend_rejects_bad_block_size),
-	    NAMED(resume_discards_damaged_magic_or_signature),
-	    NAMED(resume_leaves_unrecognised_signature_alone),
-	    NAMED(resume_tail_of_other_version_is_eproto),
-	    NAMED(resume_header_of_other_version_is_eproto),
-	    NAMED(resume_without_snapshot_discards),
-	    NAMED(resume_read_only_target_refused),
-	    NAMED(resume_oversized_block_claim_fails_cleanly),
-	    NAMED(resume_restores_exact_swap_header),
-	    NAMED(resume_discard_restores_exact_swap_header),
-	    NAMED(resume_leaves_report_for_resumed_system),
-	    NAMED(invalidate_image_restores_swap),
-	    NAMED(invalidate_plain_swap_writes_nothing),
-	    NAMED(invalidate_foreign_writes_nothing),
-	    NAMED(invalidate_damaged_image),
-	    NAMED(stats_agree_with_image_info),
-	    NAMED(failed_cycle_leaves_outputs_alone),
-	    {.name = "suspend_cancelled_midway_1_thread",
-	     .test_func = suspend_cancelled_midway,
-	     .initial_state = (void *)1},
-	    {.name = "suspend_cancelled_midway_4_threads",
-	     .test_func = suspend_cancelled_midway,
-	     .initial_state = (void *)4},
-	    NAMED(suspend_cancel_never_fires),
-	    NAMED(suspend_verify_then_resume),
-	    NAMED(suspend_to_both_woken_from_ram_discards_image),
-	    NAMED(suspend_test_mode_leaves_valid_image),
-	    {.name = "cycle_on_loop_device",
-	     .test_func = cycle_on_loop_device,
-	     .setup_func = loop_setup,
-	     .teardown_func = loop_teardown},
+		NAMED(suspend_rejects_bad_block_size),
+		NAMED(resume_discards_damaged_magic_or_signature),
+		NAMED(resume_leaves_unrecognised_signature_alone),
+		NAMED(resume_tail_of_other_version_is_eproto),
+		NAMED(resume_header_of_other_version_is_eproto),
+		NAMED(resume_without_snapshot_discards),
+		NAMED(resume_read_only_target_refused),
+		NAMED(resume_oversized_block_claim_fails_cleanly),
+		NAMED(resume_restores_exact_swap_header),
+		NAMED(resume_discard_restores_exact_swap_header),
+		NAMED(resume_leaves_report_for_resumed_system),
+		NAMED(invalidate_image_restores_swap),
+		NAMED(invalidate_plain_swap_writes_nothing),
+		NAMED(invalidate_foreign_writes_nothing),
+		NAMED(invalidate_damaged_image),
+		NAMED(stats_agree_with_image_info),
+		NAMED(failed_cycle_leaves_outputs_alone),
+		{ .name = "suspend_cancelled_midway_1_thread",
+		  .test_func = suspend_cancelled_midway,
+		  .initial_state = (void *)1 },
+		{ .name = "suspend_cancelled_midway_4_threads",
+		  .test_func = suspend_cancelled_midway,
+		  .initial_state = (void *)4 },
+		NAMED(suspend_cancel_never_fires),
+		NAMED(suspend_verify_then_resume),
+		NAMED(suspend_to_both_woken_from_ram_discards_image),
+		NAMED(suspend_test_mode_leaves_valid_image),
+		{ .name = "cycle_on_loop_device",
+		  .test_func = cycle_on_loop_device,
+		  .setup_func = loop_setup,
+		  .teardown_func = loop_teardown },
 	};
 	static struct corrupt_case corrupt[N_CFG * N_PLACES];
 	static char names[N_CFG * N_PLACES][96];
@@ -1445,19 +1446,19 @@ int main(void)
 	for (size_t c = 0; c < N_CFG; c++) {
 		snprintf(pristine_names[c], sizeof(pristine_names[c]), "resume_pristine_%s",
 			 cfgs[c].name);
-		tests[n++] = (struct CMUnitTest){.name = pristine_names[c],
-						 .test_func = resume_pristine,
-						 .initial_state = (void *)(uintptr_t)c};
+		tests[n++] = (struct CMUnitTest){ .name = pristine_names[c],
+						  .test_func = resume_pristine,
+						  .initial_state = (void *)(uintptr_t)c };
 		for (size_t k = 0; k < N_PLACES; k++) {
 			/* Only the fragmented image has a second map page. */
 			if (places[k].kind == K_MAP && places[k].idx > 0 && cfgs[c].frag_every == 0)
 				continue;
-			corrupt[nc] = (struct corrupt_case){.cfg = c, .pl = &places[k]};
+			corrupt[nc] = (struct corrupt_case){ .cfg = c, .pl = &places[k] };
 			snprintf(names[nc], sizeof(names[nc]), "resume_rejects_%s_%s", cfgs[c].name,
 				 places[k].name);
-			tests[n++] = (struct CMUnitTest){.name = names[nc],
-							 .test_func = resume_rejects_corruption,
-							 .initial_state = &corrupt[nc]};
+			tests[n++] = (struct CMUnitTest){ .name = names[nc],
+							  .test_func = resume_rejects_corruption,
+							  .initial_state = &corrupt[nc] };
 			nc++;
 		}
 	}

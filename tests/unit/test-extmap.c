@@ -32,7 +32,7 @@ static uint64_t rng_next(uint64_t *x)
 
 static void contiguous_pages_merge(void **state)
 {
-	struct hib_extmap m = {0};
+	struct hib_extmap m = { 0 };
 
 	(void)state;
 	for (uint64_t i = 0; i < 1000; i++)
@@ -52,12 +52,12 @@ static void contiguous_pages_merge(void **state)
 
 static void gaps_and_backward_pages_start_extents(void **state)
 {
-	struct hib_extmap m = {0};
+	struct hib_extmap m = { 0 };
 
 	(void)state;
 	assert_int_equal(extmap_add(&m, 10 * P, 2), 0); /* 10, 11 */
 	assert_int_equal(extmap_add(&m, 13 * P, 1), 0); /* a gap: new extent */
-	assert_int_equal(extmap_add(&m, 9 * P, 1), 0);	/* before the last: new extent */
+	assert_int_equal(extmap_add(&m, 9 * P, 1), 0);  /* before the last: new extent */
 	assert_int_equal(extmap_add(&m, 10 * P, 1), 0); /* continues 9 */
 	assert_int_equal(m.n, 3);
 	assert_int_equal(m.pages, 5);
@@ -72,7 +72,7 @@ static void gaps_and_backward_pages_start_extents(void **state)
 
 static void bad_adds_refused(void **state)
 {
-	struct hib_extmap m = {0};
+	struct hib_extmap m = { 0 };
 
 	(void)state;
 	assert_int_equal(extmap_add(&m, 3 * P + 512, 1), -EINVAL);
@@ -84,7 +84,7 @@ static void bad_adds_refused(void **state)
 
 static void lookup_before_index_or_beyond_end(void **state)
 {
-	struct hib_extmap m = {0};
+	struct hib_extmap m = { 0 };
 	uint64_t off = 0xdead, run = 0xbeef;
 
 	(void)state;
@@ -109,7 +109,7 @@ static void lookup_before_index_or_beyond_end(void **state)
  * refuses one extent more instead of growing; pages that merge still fit. */
 static void reserved_map_never_grows(void **state)
 {
-	struct hib_extmap m = {0};
+	struct hib_extmap m = { 0 };
 	const struct hib_extent *ext;
 	const uint64_t *start;
 	uint64_t off = 0, run = 0;
@@ -150,11 +150,11 @@ static void reserved_map_never_grows(void **state)
 /* Every logical page against a page-by-page reference, over random extents. */
 static void lookups_match_reference(void **state)
 {
-	uint64_t seeds[] = {1, 2, 3};
+	uint64_t seeds[] = { 1, 2, 3 };
 
 	(void)state;
 	for (size_t s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++) {
-		struct hib_extmap m = {0};
+		struct hib_extmap m = { 0 };
 		uint64_t x = seeds[s], dev = 1, lp = 0, total;
 		uint64_t *ref = NULL;
 		size_t cap = 0;
@@ -206,7 +206,7 @@ static void lookups_match_reference(void **state)
 
 static void pages_needed_for_map(void **state)
 {
-	struct hib_extmap m = {0};
+	struct hib_extmap m = { 0 };
 
 	(void)state;
 	assert_int_equal(extmap_pages_needed(&m), 0);
@@ -221,7 +221,7 @@ static void pages_needed_for_map(void **state)
 
 static struct hib_extmap one_extent(uint64_t off, uint64_t pages)
 {
-	struct hib_extmap m = {0};
+	struct hib_extmap m = { 0 };
 
 	assert_int_equal(extmap_add(&m, off, pages), 0);
 	return m;
@@ -231,24 +231,24 @@ struct bounds_case {
 	const char *name;
 	uint64_t off, pages; /* one extent, bytes and pages */
 	uint64_t lo, hi;     /* the device, bytes */
-	uint64_t skip;	     /* the signature page, bytes */
+	uint64_t skip;       /* the signature page, bytes */
 	int want;
 };
 
 #define DEV (100 * P)
 static const struct bounds_case bounds_cases[] = {
-    {"bounds_accept_extent_inside_device", 1 * P, 10, 0, DEV, 0, 0},
-    {"bounds_accept_extent_ending_at_device_end", 90 * P, 10, 0, DEV, 0, 0},
-    {"bounds_reject_extent_past_device_end", 91 * P, 10, 0, DEV, 0, -ERANGE},
-    {"bounds_reject_extent_starting_past_end", 200 * P, 1, 0, DEV, 0, -ERANGE},
-    {"bounds_reject_extent_on_signature_page", 0, 1, 0, DEV, 0, -ERANGE},
-    {"bounds_reject_extent_covering_signature_page", 5 * P, 10, 0, DEV, 8 * P, -ERANGE},
-    {"bounds_reject_extent_ending_on_signature_page", 5 * P, 4, 0, DEV, 8 * P, -ERANGE},
-    {"bounds_reject_extent_starting_on_signature_page", 8 * P, 4, 0, DEV, 8 * P, -ERANGE},
-    {"bounds_accept_extent_just_before_signature_page", 5 * P, 3, 0, DEV, 8 * P, 0},
-    {"bounds_accept_extent_just_after_signature_page", 9 * P, 3, 0, DEV, 8 * P, 0},
-    {"bounds_reject_extent_below_low_limit", 2 * P, 3, 4 * P, DEV, 0, -ERANGE},
-    {"bounds_reject_extent_length_wrapping", 10 * P, UINT64_MAX / P, 0, DEV, 0, -ERANGE},
+	{ "bounds_accept_extent_inside_device", 1 * P, 10, 0, DEV, 0, 0 },
+	{ "bounds_accept_extent_ending_at_device_end", 90 * P, 10, 0, DEV, 0, 0 },
+	{ "bounds_reject_extent_past_device_end", 91 * P, 10, 0, DEV, 0, -ERANGE },
+	{ "bounds_reject_extent_starting_past_end", 200 * P, 1, 0, DEV, 0, -ERANGE },
+	{ "bounds_reject_extent_on_signature_page", 0, 1, 0, DEV, 0, -ERANGE },
+	{ "bounds_reject_extent_covering_signature_page", 5 * P, 10, 0, DEV, 8 * P, -ERANGE },
+	{ "bounds_reject_extent_ending_on_signature_page", 5 * P, 4, 0, DEV, 8 * P, -ERANGE },
+	{ "bounds_reject_extent_starting_on_signature_page", 8 * P, 4, 0, DEV, 8 * P, -ERANGE },
+	{ "bounds_accept_extent_just_before_signature_page", 5 * P, 3, 0, DEV, 8 * P, 0 },
+	{ "bounds_accept_extent_just_after_signature_page", 9 * P, 3, 0, DEV, 8 * P, 0 },
+	{ "bounds_reject_extent_below_low_limit", 2 * P, 3, 4 * P, DEV, 0, -ERANGE },
+	{ "bounds_reject_extent_length_wrapping", 10 * P, UINT64_MAX / P, 0, DEV, 0, -ERANGE },
 };
 
 static void bounds(void **state)
@@ -263,7 +263,7 @@ static void bounds(void **state)
 /* One bad extent among good ones is enough to refuse the map. */
 static void bounds_check_every_extent(void **state)
 {
-	struct hib_extmap m = {0};
+	struct hib_extmap m = { 0 };
 
 	(void)state;
 	for (uint64_t i = 1; i < 40; i += 2)
@@ -280,8 +280,8 @@ static void logical_io_across_extents(void **state)
 {
 	char path[PATH_MAX];
 	struct hib_target *t = NULL;
-	struct hib_extmap m = {0};
-	static const uint64_t devpages[] = {3, 4, 5, 9, 10, 2, 30, 31, 32, 33, 20};
+	struct hib_extmap m = { 0 };
+	static const uint64_t devpages[] = { 3, 4, 5, 9, 10, 2, 30, 31, 32, 33, 20 };
 	const uint64_t n = sizeof(devpages) / sizeof(devpages[0]);
 	uint8_t *buf = hib_alloc_pages(n * P), *back = hib_alloc_pages(n * P);
 	int fd;
@@ -380,8 +380,8 @@ static void readahead_reads_what_the_map_says(void **state)
 {
 	struct ra_fixture f;
 	uint8_t *buf = hib_alloc_pages(16 * P);
-	static const unsigned chunks[] = {1, 3, 8, 64, 200};
-	static const unsigned depths[] = {1, 2, 5, 32};
+	static const unsigned chunks[] = { 1, 3, 8, 64, 200 };
+	static const unsigned depths[] = { 1, 2, 5, 32 };
 
 	(void)state;
 	assert_non_null(buf);
@@ -394,7 +394,8 @@ static void readahead_reads_what_the_map_says(void **state)
 				unsigned step = 1;
 
 				assert_int_equal(hib_readahead_new(f.t, chunks[c], depths[d],
-								   (enum hib_io_mode)mode, &ra), 0);
+								   (enum hib_io_mode)mode, &ra),
+						 0);
 				assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n), 0);
 				/* Requests of 1..16 pages, like block records. */
 				while (lp < f.n) {
@@ -422,10 +423,12 @@ static void readahead_made_before_its_map(void **state)
 	assert_non_null(buf);
 	ra_setup(&f);
 	for (int uring = 0; uring < 2; uring++) {
-		struct hib_extmap m = {0};
+		struct hib_extmap m = { 0 };
 		struct hib_readahead *ra = NULL;
 
-		assert_int_equal(hib_readahead_new(f.t, 4, 3, uring ? HIB_IO_AUTO : HIB_IO_SYNC, &ra), 0);
+		assert_int_equal(hib_readahead_new(f.t, 4, 3, uring ? HIB_IO_AUTO : HIB_IO_SYNC,
+						   &ra),
+				 0);
 		assert_int_equal(hib_readahead_buffer_bytes(ra), 3 * 4 * P);
 		assert_int_equal(hib_readahead_copy(ra, 0, buf, 1), -ERANGE);
 		for (size_t i = 0; i < f.m.n; i++)
@@ -461,13 +464,13 @@ static void readahead_window_skips_and_refusals(void **state)
 	assert_int_equal(hib_readahead_new(f.t, 4, 3, HIB_IO_AUTO, &ra), 0);
 	assert_int_equal(hib_readahead_start(ra, &f.m, 10, 50), 0);
 	assert_int_equal(hib_readahead_buffer_bytes(ra), 3 * 4 * P);
-	assert_int_equal(hib_readahead_copy(ra, 9, buf, 1), -ERANGE);  /* before the window */
+	assert_int_equal(hib_readahead_copy(ra, 9, buf, 1), -ERANGE); /* before the window */
 	assert_int_equal(hib_readahead_copy(ra, 12, buf, 3), 0);
 	ra_expect(buf, 12, 3);
 	assert_int_equal(hib_readahead_copy(ra, 11, buf, 1), -ERANGE); /* backwards */
-	assert_int_equal(hib_readahead_copy(ra, 40, buf, 5), 0);      /* far ahead */
+	assert_int_equal(hib_readahead_copy(ra, 40, buf, 5), 0);       /* far ahead */
 	ra_expect(buf, 40, 5);
-	assert_int_equal(hib_readahead_copy(ra, 56, buf, 4), 0);      /* up to the end */
+	assert_int_equal(hib_readahead_copy(ra, 56, buf, 4), 0); /* up to the end */
 	ra_expect(buf, 56, 4);
 	assert_int_equal(hib_readahead_copy(ra, 59, buf, 2), -ERANGE); /* past it */
 	/* Windows outside the map are refused at once. */
@@ -517,15 +520,19 @@ int main(void)
 {
 	enum { N_FIXED = 13, N_B = sizeof(bounds_cases) / sizeof(bounds_cases[0]) };
 	static const struct CMUnitTest fixed[N_FIXED] = {
-	    NAMED(contiguous_pages_merge),    NAMED(gaps_and_backward_pages_start_extents),
-	    NAMED(bad_adds_refused),	      NAMED(lookup_before_index_or_beyond_end),
-	    NAMED(lookups_match_reference),   NAMED(pages_needed_for_map),
-	    NAMED(bounds_check_every_extent), NAMED(logical_io_across_extents),
-	    NAMED(readahead_reads_what_the_map_says),
-	    NAMED(readahead_window_skips_and_refusals),
-	    NAMED(readahead_reports_a_map_past_the_device),
-	    NAMED(reserved_map_never_grows),
-	    NAMED(readahead_made_before_its_map),
+		NAMED(contiguous_pages_merge),
+		NAMED(gaps_and_backward_pages_start_extents),
+		NAMED(bad_adds_refused),
+		NAMED(lookup_before_index_or_beyond_end),
+		NAMED(lookups_match_reference),
+		NAMED(pages_needed_for_map),
+		NAMED(bounds_check_every_extent),
+		NAMED(logical_io_across_extents),
+		NAMED(readahead_reads_what_the_map_says),
+		NAMED(readahead_window_skips_and_refusals),
+		NAMED(readahead_reports_a_map_past_the_device),
+		NAMED(reserved_map_never_grows),
+		NAMED(readahead_made_before_its_map),
 	};
 	struct CMUnitTest tests[N_FIXED + N_B];
 	size_t n = 0;
@@ -533,9 +540,9 @@ int main(void)
 	for (size_t i = 0; i < N_FIXED; i++)
 		tests[n++] = fixed[i];
 	for (size_t i = 0; i < N_B; i++)
-		tests[n++] = (struct CMUnitTest){.name = bounds_cases[i].name,
-						 .test_func = bounds,
-						 .initial_state = (void *)&bounds_cases[i]};
+		tests[n++] = (struct CMUnitTest){ .name = bounds_cases[i].name,
+						  .test_func = bounds,
+						  .initial_state = (void *)&bounds_cases[i] };
 	quiet_logs();
 	return _cmocka_run_group_tests("extmap", tests, n, NULL, NULL);
 }

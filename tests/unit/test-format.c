@@ -95,7 +95,7 @@ static void tail_every_bit_flip_rejected(void **state)
 
 static void tail_version_mismatch_is_eproto(void **state)
 {
-	static const uint32_t versions[] = {0, HIB_FORMAT_VERSION + 1, 0xffffffffu};
+	static const uint32_t versions[] = { 0, HIB_FORMAT_VERSION + 1, 0xffffffffu };
 	struct hib_sig_tail t;
 
 	(void)state;
@@ -126,7 +126,7 @@ static void tail_bounds_checked(void **state)
 /* ---- header page ------------------------------------------------------- */
 
 #define H_STREAM_PAGES 1000u
-#define H_BLOCK	       (256u * 1024u)
+#define H_BLOCK (256u * 1024u)
 
 static void make_header(struct hib_header *h)
 {
@@ -218,7 +218,7 @@ static void header_self_checksum_catches_damage(void **state)
 
 static void header_version_mismatch_is_eproto(void **state)
 {
-	static const uint32_t versions[] = {0, HIB_FORMAT_VERSION + 1, 0xffffffffu};
+	static const uint32_t versions[] = { 0, HIB_FORMAT_VERSION + 1, 0xffffffffu };
 	struct hib_header h;
 
 	(void)state;
@@ -332,26 +332,27 @@ static void hm_block_max(struct hib_header *h)
 }
 
 static const struct header_case header_cases[] = {
-    {"header_rejects_nr_blocks_above_stream", hm_nr_blocks_plus_one, -EBADMSG},
-    {"header_rejects_nr_blocks_below_stream", hm_nr_blocks_minus_one, -EBADMSG},
-    {"header_rejects_zero_blocks", hm_nr_blocks_zero, -EBADMSG},
-    {"header_rejects_empty_stream", hm_stream_zero, -EBADMSG},
-    {"header_rejects_stream_not_page_multiple", hm_stream_not_page, -EBADMSG},
-    {"header_rejects_zero_block_size", hm_block_zero, -EBADMSG},
-    {"header_rejects_block_size_not_page_multiple", hm_block_not_page, -EBADMSG},
-    {"header_rejects_block_size_above_the_maximum", hm_block_huge, -EBADMSG},
-    {"header_rejects_unknown_codec", hm_codec_unknown, -EBADMSG},
-    {"header_rejects_misaligned_map_offset", hm_map_offset_not_page, -EBADMSG},
-    {"header_rejects_zero_map_pages", hm_map_pages_zero, -EBADMSG},
-    {"header_rejects_more_extents_than_map_pages_hold", hm_map_extents_too_many, -EBADMSG},
-    {"header_rejects_fewer_data_pages_than_blocks", hm_data_pages_short, -EBADMSG},
-    {"header_rejects_unterminated_kernel_release", hm_release_unterminated, -EBADMSG},
-    {"header_rejects_unterminated_kernel_version", hm_version_unterminated, -EBADMSG},
-    {"header_rejects_unterminated_machine", hm_machine_unterminated, -EBADMSG},
-    {"header_rejects_stream_bytes_wrapping_block_count", hm_stream_wraps_block_count, -EBADMSG},
-    {"header_accepts_full_map_pages", hm_map_extents_full, 0},
-    {"header_accepts_partial_last_block", hm_stream_one_partial_block, 0},
-    {"header_accepts_the_largest_blocks", hm_block_max, 0},
+	{ "header_rejects_nr_blocks_above_stream", hm_nr_blocks_plus_one, -EBADMSG },
+	{ "header_rejects_nr_blocks_below_stream", hm_nr_blocks_minus_one, -EBADMSG },
+	{ "header_rejects_zero_blocks", hm_nr_blocks_zero, -EBADMSG },
+	{ "header_rejects_empty_stream", hm_stream_zero, -EBADMSG },
+	{ "header_rejects_stream_not_page_multiple", hm_stream_not_page, -EBADMSG },
+	{ "header_rejects_zero_block_size", hm_block_zero, -EBADMSG },
+	{ "header_rejects_block_size_not_page_multiple", hm_block_not_page, -EBADMSG },
+	{ "header_rejects_block_size_above_the_maximum", hm_block_huge, -EBADMSG },
+	{ "header_rejects_unknown_codec", hm_codec_unknown, -EBADMSG },
+	{ "header_rejects_misaligned_map_offset", hm_map_offset_not_page, -EBADMSG },
+	{ "header_rejects_zero_map_pages", hm_map_pages_zero, -EBADMSG },
+	{ "header_rejects_more_extents_than_map_pages_hold", hm_map_extents_too_many, -EBADMSG },
+	{ "header_rejects_fewer_data_pages_than_blocks", hm_data_pages_short, -EBADMSG },
+	{ "header_rejects_unterminated_kernel_release", hm_release_unterminated, -EBADMSG },
+	{ "header_rejects_unterminated_kernel_version", hm_version_unterminated, -EBADMSG },
+	{ "header_rejects_unterminated_machine", hm_machine_unterminated, -EBADMSG },
+	{ "header_rejects_stream_bytes_wrapping_block_count", hm_stream_wraps_block_count,
+	  -EBADMSG },
+	{ "header_accepts_full_map_pages", hm_map_extents_full, 0 },
+	{ "header_accepts_partial_last_block", hm_stream_one_partial_block, 0 },
+	{ "header_accepts_the_largest_blocks", hm_block_max, 0 },
 };
 
 static void header_bounds(void **state)
@@ -374,9 +375,9 @@ static void make_map_page(struct hib_map_page *m, uint32_t index)
 	m->index = index;
 	m->count = 3;
 	m->next_offset = 77ull * HIB_PAGE_SIZE;
-	m->ext[0] = (struct hib_extent){.offset = 1ull * HIB_PAGE_SIZE, .pages = 10};
-	m->ext[1] = (struct hib_extent){.offset = 20ull * HIB_PAGE_SIZE, .pages = 5};
-	m->ext[2] = (struct hib_extent){.offset = 40ull * HIB_PAGE_SIZE, .pages = 1};
+	m->ext[0] = (struct hib_extent){ .offset = 1ull * HIB_PAGE_SIZE, .pages = 10 };
+	m->ext[1] = (struct hib_extent){ .offset = 20ull * HIB_PAGE_SIZE, .pages = 5 };
+	m->ext[2] = (struct hib_extent){ .offset = 40ull * HIB_PAGE_SIZE, .pages = 1 };
 	hib_map_page_seal(m, IMAGE_ID);
 }
 
@@ -400,7 +401,7 @@ static void map_page_round_trip(void **state)
 	m.count = HIB_MAP_ENTRIES;
 	for (uint32_t i = 0; i < HIB_MAP_ENTRIES; i++)
 		m.ext[i] =
-		    (struct hib_extent){.offset = (2ull * i + 1) * HIB_PAGE_SIZE, .pages = 1};
+			(struct hib_extent){ .offset = (2ull * i + 1) * HIB_PAGE_SIZE, .pages = 1 };
 	hib_map_page_seal(&m, IMAGE_ID);
 	assert_int_equal(hib_map_page_check(&m, IMAGE_ID, 2), 0);
 }
@@ -467,14 +468,14 @@ static void mm_unused_entry_garbage(struct hib_map_page *m)
 }
 
 static const struct map_case map_cases[] = {
-    {"map_page_rejects_zero_count", mm_count_zero, -EBADMSG},
-    {"map_page_rejects_count_above_capacity", mm_count_too_big, -EBADMSG},
-    {"map_page_rejects_misaligned_next", mm_next_misaligned, -EBADMSG},
-    {"map_page_rejects_misaligned_extent", mm_extent_misaligned, -EBADMSG},
-    {"map_page_rejects_empty_extent", mm_extent_empty, -EBADMSG},
-    {"map_page_rejects_extent_pages_overflowing_bytes", mm_extent_pages_overflow, -EBADMSG},
-    {"map_page_rejects_extent_wrapping_2_64", mm_extent_end_wraps, -EBADMSG},
-    {"map_page_ignores_entries_past_count", mm_unused_entry_garbage, 0},
+	{ "map_page_rejects_zero_count", mm_count_zero, -EBADMSG },
+	{ "map_page_rejects_count_above_capacity", mm_count_too_big, -EBADMSG },
+	{ "map_page_rejects_misaligned_next", mm_next_misaligned, -EBADMSG },
+	{ "map_page_rejects_misaligned_extent", mm_extent_misaligned, -EBADMSG },
+	{ "map_page_rejects_empty_extent", mm_extent_empty, -EBADMSG },
+	{ "map_page_rejects_extent_pages_overflowing_bytes", mm_extent_pages_overflow, -EBADMSG },
+	{ "map_page_rejects_extent_wrapping_2_64", mm_extent_end_wraps, -EBADMSG },
+	{ "map_page_ignores_entries_past_count", mm_unused_entry_garbage, 0 },
 };
 
 static void map_page_bounds(void **state)
@@ -490,7 +491,7 @@ static void map_page_bounds(void **state)
 
 /* ---- block headers ----------------------------------------------------- */
 
-#define B_MAX	  (64u * 1024u)
+#define B_MAX (64u * 1024u)
 #define B_PAYLOAD 300u
 
 /* A header and payload, as laid out on disk: header, then payload. */
@@ -537,8 +538,8 @@ static int record_check(const struct record *rec)
 
 static void block_header_round_trip(void **state)
 {
-	static const uint16_t codecs[] = {HIB_BLOCK_RAW, HIB_BLOCK_LZ4, HIB_BLOCK_ZSTD,
-					  HIB_BLOCK_ZERO};
+	static const uint16_t codecs[] = { HIB_BLOCK_RAW, HIB_BLOCK_LZ4, HIB_BLOCK_ZSTD,
+					   HIB_BLOCK_ZERO };
 	struct record *rec = malloc(sizeof(*rec));
 
 	(void)state;
@@ -556,7 +557,7 @@ static void block_header_round_trip(void **state)
 
 static void block_every_bit_flip_rejected(void **state)
 {
-	static const uint16_t codecs[] = {HIB_BLOCK_LZ4, HIB_BLOCK_ZERO};
+	static const uint16_t codecs[] = { HIB_BLOCK_LZ4, HIB_BLOCK_ZERO };
 	struct record *good = malloc(sizeof(*good)), *bad = malloc(sizeof(*bad));
 
 	(void)state;
@@ -576,8 +577,8 @@ static void block_every_bit_flip_rejected(void **state)
 				r = record_check(bad);
 				if (r != -EBADMSG)
 					fail_msg(
-					    "codec %u record byte %zu bit %d: %d, want -EBADMSG",
-					    codecs[c], i, bit, r);
+						"codec %u record byte %zu bit %d: %d, want -EBADMSG",
+						codecs[c], i, bit, r);
 			}
 		}
 	}
@@ -639,21 +640,23 @@ static void bm_short_last_block(struct hib_block_hdr *h)
 }
 
 static const struct block_case block_cases[] = {
-    {"block_header_rejects_bad_magic", HIB_BLOCK_LZ4, bm_magic, -EBADMSG},
-    {"block_header_rejects_wrong_index", HIB_BLOCK_LZ4, bm_index, -EBADMSG},
-    {"block_header_rejects_zero_raw_bytes", HIB_BLOCK_LZ4, bm_raw_zero, -EBADMSG},
-    {"block_header_rejects_raw_bytes_not_page", HIB_BLOCK_ZSTD, bm_raw_not_page, -EBADMSG},
-    {"block_header_rejects_raw_bytes_above_block", HIB_BLOCK_ZERO, bm_raw_above_block, -EBADMSG},
-    {"block_header_rejects_raw_block_stored_mismatch", HIB_BLOCK_RAW, bm_raw_stored_mismatch,
-     -EBADMSG},
-    {"block_header_rejects_zero_block_with_payload", HIB_BLOCK_ZERO, bm_zero_with_payload,
-     -EBADMSG},
-    {"block_header_rejects_empty_compressed_payload", HIB_BLOCK_LZ4, bm_compressed_empty, -EBADMSG},
-    {"block_header_rejects_compressed_payload_twice_block", HIB_BLOCK_ZSTD, bm_compressed_huge,
-     -EBADMSG},
-    {"block_header_rejects_unknown_codec", HIB_BLOCK_LZ4, bm_codec_unknown, -EBADMSG},
-    {"block_header_accepts_short_last_raw_block", HIB_BLOCK_RAW, bm_short_last_block, 0},
-    {"block_header_accepts_short_last_lz4_block", HIB_BLOCK_LZ4, bm_short_last_block, 0},
+	{ "block_header_rejects_bad_magic", HIB_BLOCK_LZ4, bm_magic, -EBADMSG },
+	{ "block_header_rejects_wrong_index", HIB_BLOCK_LZ4, bm_index, -EBADMSG },
+	{ "block_header_rejects_zero_raw_bytes", HIB_BLOCK_LZ4, bm_raw_zero, -EBADMSG },
+	{ "block_header_rejects_raw_bytes_not_page", HIB_BLOCK_ZSTD, bm_raw_not_page, -EBADMSG },
+	{ "block_header_rejects_raw_bytes_above_block", HIB_BLOCK_ZERO, bm_raw_above_block,
+	  -EBADMSG },
+	{ "block_header_rejects_raw_block_stored_mismatch", HIB_BLOCK_RAW, bm_raw_stored_mismatch,
+	  -EBADMSG },
+	{ "block_header_rejects_zero_block_with_payload", HIB_BLOCK_ZERO, bm_zero_with_payload,
+	  -EBADMSG },
+	{ "block_header_rejects_empty_compressed_payload", HIB_BLOCK_LZ4, bm_compressed_empty,
+	  -EBADMSG },
+	{ "block_header_rejects_compressed_payload_twice_block", HIB_BLOCK_ZSTD, bm_compressed_huge,
+	  -EBADMSG },
+	{ "block_header_rejects_unknown_codec", HIB_BLOCK_LZ4, bm_codec_unknown, -EBADMSG },
+	{ "block_header_accepts_short_last_raw_block", HIB_BLOCK_RAW, bm_short_last_block, 0 },
+	{ "block_header_accepts_short_last_lz4_block", HIB_BLOCK_LZ4, bm_short_last_block, 0 },
 };
 
 static void block_header_bounds(void **state)
@@ -689,11 +692,11 @@ static void block_pages_rounding(void **state)
  * before they existed (XXH3-64 of each page, taken from that code with the
  * same inputs): an image written before resumes after, and after before.
  */
-#define PIN_ID	    0x0123456789abcdefull
+#define PIN_ID 0x0123456789abcdefull
 #define PIN_HDR_OFF 4096ull
 #define PIN_EXTENTS 300u
 
-static const uint64_t pinned_map_offs[2] = {77ull * HIB_PAGE_SIZE, 78ull * HIB_PAGE_SIZE};
+static const uint64_t pinned_map_offs[2] = { 77ull * HIB_PAGE_SIZE, 78ull * HIB_PAGE_SIZE };
 
 static void pin_kernel(struct utsname *u)
 {
@@ -767,14 +770,14 @@ static void tail_build_gives_the_same_bytes(void **state)
 
 static void map_page_build_gives_the_same_bytes(void **state)
 {
-	static const uint64_t want[2] = {0x381ac4495c11e1e5ull, 0xc364469808376b43ull};
+	static const uint64_t want[2] = { 0x381ac4495c11e1e5ull, 0xc364469808376b43ull };
 	struct hib_extent ext[PIN_EXTENTS];
 	struct hib_map_page m;
 
 	(void)state;
 	for (unsigned i = 0; i < PIN_EXTENTS; i++)
-		ext[i] = (struct hib_extent){.offset = (100ull + 3 * i) * HIB_PAGE_SIZE,
-					     .pages = 2};
+		ext[i] = (struct hib_extent){ .offset = (100ull + 3 * i) * HIB_PAGE_SIZE,
+					      .pages = 2 };
 	for (uint32_t i = 0; i < 2; i++) {
 		uint64_t next = i + 1 < 2 ? pinned_map_offs[i + 1] : 0;
 
@@ -858,42 +861,42 @@ int main(void)
 	};
 	struct CMUnitTest tests[N_FIXED + N_HDR + N_MAP + N_BLK];
 	static const struct CMUnitTest fixed[N_FIXED] = {
-	    NAMED(tail_round_trip),
-	    NAMED(tail_every_bit_flip_rejected),
-	    NAMED(tail_version_mismatch_is_eproto),
-	    NAMED(tail_bounds_checked),
-	    NAMED(header_round_trip),
-	    NAMED(header_every_bit_flip_rejected),
-	    NAMED(header_self_checksum_catches_damage),
-	    NAMED(header_version_mismatch_is_eproto),
-	    NAMED(map_page_round_trip),
-	    NAMED(map_page_every_bit_flip_rejected),
-	    NAMED(block_header_round_trip),
-	    NAMED(block_every_bit_flip_rejected),
-	    NAMED(block_pages_rounding),
-	    NAMED(header_init_gives_the_same_bytes),
-	    NAMED(tail_build_gives_the_same_bytes),
-	    NAMED(map_page_build_gives_the_same_bytes),
-	    NAMED(report_build_gives_the_same_bytes),
-	    NAMED(header_kernel_check),
-	    NAMED(xxh3_reset_ignores_old_state),
+		NAMED(tail_round_trip),
+		NAMED(tail_every_bit_flip_rejected),
+		NAMED(tail_version_mismatch_is_eproto),
+		NAMED(tail_bounds_checked),
+		NAMED(header_round_trip),
+		NAMED(header_every_bit_flip_rejected),
+		NAMED(header_self_checksum_catches_damage),
+		NAMED(header_version_mismatch_is_eproto),
+		NAMED(map_page_round_trip),
+		NAMED(map_page_every_bit_flip_rejected),
+		NAMED(block_header_round_trip),
+		NAMED(block_every_bit_flip_rejected),
+		NAMED(block_pages_rounding),
+		NAMED(header_init_gives_the_same_bytes),
+		NAMED(tail_build_gives_the_same_bytes),
+		NAMED(map_page_build_gives_the_same_bytes),
+		NAMED(report_build_gives_the_same_bytes),
+		NAMED(header_kernel_check),
+		NAMED(xxh3_reset_ignores_old_state),
 	};
 	size_t n = 0;
 
 	for (size_t i = 0; i < N_FIXED; i++)
 		tests[n++] = fixed[i];
 	for (size_t i = 0; i < N_HDR; i++)
-		tests[n++] = (struct CMUnitTest){.name = header_cases[i].name,
-						 .test_func = header_bounds,
-						 .initial_state = (void *)&header_cases[i]};
+		tests[n++] = (struct CMUnitTest){ .name = header_cases[i].name,
+						  .test_func = header_bounds,
+						  .initial_state = (void *)&header_cases[i] };
 	for (size_t i = 0; i < N_MAP; i++)
-		tests[n++] = (struct CMUnitTest){.name = map_cases[i].name,
-						 .test_func = map_page_bounds,
-						 .initial_state = (void *)&map_cases[i]};
+		tests[n++] = (struct CMUnitTest){ .name = map_cases[i].name,
+						  .test_func = map_page_bounds,
+						  .initial_state = (void *)&map_cases[i] };
 	for (size_t i = 0; i < N_BLK; i++)
-		tests[n++] = (struct CMUnitTest){.name = block_cases[i].name,
-						 .test_func = block_header_bounds,
-						 .initial_state = (void *)&block_cases[i]};
+		tests[n++] = (struct CMUnitTest){ .name = block_cases[i].name,
+						  .test_func = block_header_bounds,
+						  .initial_state = (void *)&block_cases[i] };
 	quiet_logs();
 	return _cmocka_run_group_tests("format", tests, n, NULL, NULL);
 }

@@ -266,10 +266,11 @@ static void compat_hooks_join_when_enabled(void **state)
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
 	/* systemd-sleep hooks sit in the middle (50), pm-utils by their number; each
 	 * called the way its own framework calls it. */
-	assert_string_equal(slurp(f->log),
-			    "10-ours pre hibernate\n95-sd-numbered pre hibernate\nsd-hook pre hibernate\n"
-			    "75pm hibernate\n90-ours pre hibernate\n90-ours post hibernate\n75pm thaw\n"
-			    "sd-hook post hibernate\n95-sd-numbered post hibernate\n10-ours post hibernate\n");
+	assert_string_equal(
+		slurp(f->log),
+		"10-ours pre hibernate\n95-sd-numbered pre hibernate\nsd-hook pre hibernate\n"
+		"75pm hibernate\n90-ours pre hibernate\n90-ours post hibernate\n75pm thaw\n"
+		"sd-hook post hibernate\n95-sd-numbered post hibernate\n10-ours post hibernate\n");
 }
 
 static void compat_failure_is_plain_failure(void **state)
@@ -325,7 +326,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(pre_ascending_post_descending, setup, teardown),
 		cmocka_unit_test_setup_teardown(failure_unwinds_only_what_ran, setup, teardown),
 		cmocka_unit_test_setup_teardown(force_goes_on_after_a_failure, setup, teardown),
-		cmocka_unit_test_setup_teardown(exit_2_aborts_with_the_hooks_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(exit_2_aborts_with_the_hooks_message, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(exit_3_aborts_silently, setup, teardown),
 		cmocka_unit_test_setup_teardown(timeout_kills_and_aborts, setup, teardown),
 		cmocka_unit_test_setup_teardown(etc_overrides_usr_and_dev_null_masks, setup,

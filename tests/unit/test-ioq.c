@@ -186,7 +186,8 @@ static void write_read_back(int fd, unsigned depth, enum hib_io_mode mode, unsig
 		uint64_t slot = (uint64_t)i * 7 % n;
 
 		assert_int_equal(hib_ioq_write(q, src + slot * 4 * P, (i % 4 + 1) * P, slot * 4 * P,
-					       TAG(i)), 0);
+					       TAG(i)),
+				 0);
 		assert_true(hib_ioq_inflight(q) <= depth);
 	}
 	assert_int_equal(hib_ioq_drain(q), 0);
@@ -197,7 +198,8 @@ static void write_read_back(int fd, unsigned depth, enum hib_io_mode mode, unsig
 		uint64_t slot = (uint64_t)i * 7 % n;
 
 		assert_int_equal(hib_ioq_read(q, dst + slot * 4 * P, (i % 4 + 1) * P, slot * 4 * P,
-					      TAG(n + i)), 0);
+					      TAG(n + i)),
+				 0);
 		assert_true(hib_ioq_inflight(q) <= depth);
 	}
 	assert_int_equal(hib_ioq_drain(q), 0);

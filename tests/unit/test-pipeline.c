@@ -26,10 +26,10 @@
 #include "helpers.h"
 #include "pipeline/pipeline.h"
 
-#define NJOBS	    1000
-#define IN_BYTES    64
+#define NJOBS 1000
+#define IN_BYTES 64
 #define MAX_WORKERS 8
-#define CTX_MAGIC   0x70697065u
+#define CTX_MAGIC 0x70697065u
 
 struct shared {
 	atomic_uint work_calls;
@@ -85,7 +85,7 @@ static int work(struct hib_job *job, void *ctx)
 		/* Make workers finish out of order. */
 		uint64_t r = rng_next(&w->rng) % 64;
 		if (r < 8) {
-			struct timespec ts = {0, (long)(r * 20000)};
+			struct timespec ts = { 0, (long)(r * 20000) };
 			nanosleep(&ts, NULL);
 		} else if (r < 24) {
 			sched_yield();
@@ -146,12 +146,12 @@ static void jobs_come_back_in_order(void **state)
 	const struct order_case *c = *state;
 	unsigned nctx = c->workers ? c->workers : 1;
 	unsigned slots = c->slots ? c->slots : 2 * nctx + 4;
-	struct shared sh = {.jitter = c->workers > 0,
-			    .prod_err_every = c->prod_err_every,
-			    .work_err_every = c->work_err_every};
+	struct shared sh = { .jitter = c->workers > 0,
+			     .prod_err_every = c->prod_err_every,
+			     .work_err_every = c->work_err_every };
 	struct wctx ctx[MAX_WORKERS];
 	void *ctxp[MAX_WORKERS];
-	struct producer pr = {.sh = &sh, .njobs = NJOBS};
+	struct producer pr = { .sh = &sh, .njobs = NJOBS };
 	struct hib_pipeline *p = NULL;
 	pthread_t tid;
 	unsigned out_of_order = 0, bad_out = 0, bad_err = 0, bad_user = 0, expect_calls = 0;
@@ -159,7 +159,7 @@ static void jobs_come_back_in_order(void **state)
 	char first[200] = "";
 
 	for (unsigned i = 0; i < MAX_WORKERS; i++) {
-		ctx[i] = (struct wctx){.magic = CTX_MAGIC, .rng = i + 1, .sh = &sh};
+		ctx[i] = (struct wctx){ .magic = CTX_MAGIC, .rng = i + 1, .sh = &sh };
 		ctxp[i] = &ctx[i];
 	}
 	assert_int_equal(pipeline_new(slots, c->workers, IN_BYTES, IN_BYTES, work, ctxp, &p), 0);
@@ -228,24 +228,24 @@ static void jobs_come_back_in_order(void **state)
 }
 
 static const struct order_case order_cases[] = {
-    {"in_order_0_workers", 0, 0, 0, 0},
-    {"in_order_1_worker", 1, 0, 0, 0},
-    {"in_order_4_workers", 4, 0, 0, 0},
-    {"in_order_4_workers_2_slots", 4, 2, 0, 0},
-    {"in_order_4_workers_64_slots", 4, 64, 0, 0},
-    {"producer_error_in_order_0_workers", 0, 0, 10, 0},
-    {"producer_error_in_order_1_worker", 1, 0, 10, 0},
-    {"producer_error_in_order_4_workers", 4, 0, 10, 0},
-    {"work_error_in_order_4_workers", 4, 0, 0, 7},
-    {"both_errors_in_order_4_workers", 4, 0, 5, 3},
+	{ "in_order_0_workers", 0, 0, 0, 0 },
+	{ "in_order_1_worker", 1, 0, 0, 0 },
+	{ "in_order_4_workers", 4, 0, 0, 0 },
+	{ "in_order_4_workers_2_slots", 4, 2, 0, 0 },
+	{ "in_order_4_workers_64_slots", 4, 64, 0, 0 },
+	{ "producer_error_in_order_0_workers", 0, 0, 10, 0 },
+	{ "producer_error_in_order_1_worker", 1, 0, 10, 0 },
+	{ "producer_error_in_order_4_workers", 4, 0, 10, 0 },
+	{ "work_error_in_order_4_workers", 4, 0, 0, 7 },
+	{ "both_errors_in_order_4_workers", 4, 0, 5, 3 },
 };
 
 /* Producer and consumer in one thread, the work inline (the single-CPU case). */
 static void same_thread_inline(void **state)
 {
-	struct shared sh = {0};
-	struct wctx ctx = {.magic = CTX_MAGIC, .sh = &sh};
-	void *ctxp[1] = {&ctx};
+	struct shared sh = { 0 };
+	struct wctx ctx = { .magic = CTX_MAGIC, .sh = &sh };
+	void *ctxp[1] = { &ctx };
 	struct hib_pipeline *p = NULL;
 
 	(void)state;
@@ -285,7 +285,7 @@ static void too_few_slots_refused(void **state)
 
 struct blocker {
 	struct hib_pipeline *p;
-	bool consumer;	  /* block in next_done, else in next_free */
+	bool consumer;    /* block in next_done, else in next_free */
 	atomic_int ready; /* about to make the blocking call */
 	atomic_int returned;
 	struct hib_job *result;
@@ -303,7 +303,7 @@ static void *blocker_main(void *arg)
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 	nanosleep(&ts, NULL);
 }
 
@@ -330,10 +330,11 @@ static void abort_wakes(struct blocker *b)
 static void abort_wakes_blocked_producer(void **state)
 {
 	unsigned workers = (unsigned)(uintptr_t)*state;
-	struct shared sh = {0};
-	struct wctx ctx[2] = {{.magic = CTX_MAGIC, .sh = &sh}, {.magic = CTX_MAGIC, .sh = &sh}};
-	void *ctxp[2] = {&ctx[0], &ctx[1]};
-	struct blocker b = {.consumer = false};
+	struct shared sh = { 0 };
+	struct wctx ctx[2] = { { .magic = CTX_MAGIC, .sh = &sh },
+			       { .magic = CTX_MAGIC, .sh = &sh } };
+	void *ctxp[2] = { &ctx[0], &ctx[1] };
+	struct blocker b = { .consumer = false };
 
 	assert_int_equal(pipeline_new(2, workers, IN_BYTES, IN_BYTES, work, ctxp, &b.p), 0);
 	assert_int_equal(pipeline_start(b.p), 0);
@@ -351,10 +352,11 @@ static void abort_wakes_blocked_producer(void **state)
 static void abort_wakes_blocked_consumer(void **state)
 {
 	unsigned workers = (unsigned)(uintptr_t)*state;
-	struct shared sh = {0};
-	struct wctx ctx[2] = {{.magic = CTX_MAGIC, .sh = &sh}, {.magic = CTX_MAGIC, .sh = &sh}};
-	void *ctxp[2] = {&ctx[0], &ctx[1]};
-	struct blocker b = {.consumer = true};
+	struct shared sh = { 0 };
+	struct wctx ctx[2] = { { .magic = CTX_MAGIC, .sh = &sh },
+			       { .magic = CTX_MAGIC, .sh = &sh } };
+	void *ctxp[2] = { &ctx[0], &ctx[1] };
+	struct blocker b = { .consumer = true };
 
 	assert_int_equal(pipeline_new(4, workers, IN_BYTES, IN_BYTES, work, ctxp, &b.p), 0);
 	assert_int_equal(pipeline_start(b.p), 0);
@@ -366,9 +368,9 @@ static void abort_wakes_blocked_consumer(void **state)
 
 static void calls_after_abort_return_null(void **state)
 {
-	struct shared sh = {0};
-	struct wctx ctx = {.magic = CTX_MAGIC, .sh = &sh};
-	void *ctxp[1] = {&ctx};
+	struct shared sh = { 0 };
+	struct wctx ctx = { .magic = CTX_MAGIC, .sh = &sh };
+	void *ctxp[1] = { &ctx };
 	struct hib_pipeline *p = NULL;
 	struct hib_job *job;
 
@@ -389,16 +391,16 @@ static void calls_after_abort_return_null(void **state)
 
 static void abort_mid_stream_stops_cleanly(void **state)
 {
-	struct shared sh = {.jitter = true};
+	struct shared sh = { .jitter = true };
 	struct wctx ctx[4];
 	void *ctxp[4];
-	struct producer pr = {.sh = &sh, .njobs = NJOBS};
+	struct producer pr = { .sh = &sh, .njobs = NJOBS };
 	pthread_t tid;
 	struct timespec deadline;
 
 	(void)state;
 	for (unsigned i = 0; i < 4; i++) {
-		ctx[i] = (struct wctx){.magic = CTX_MAGIC, .rng = 9 + i, .sh = &sh};
+		ctx[i] = (struct wctx){ .magic = CTX_MAGIC, .rng = 9 + i, .sh = &sh };
 		ctxp[i] = &ctx[i];
 	}
 	assert_int_equal(pipeline_new(12, 4, IN_BYTES, IN_BYTES, work, ctxp, &pr.p), 0);
@@ -430,34 +432,34 @@ int main(void)
 {
 	enum { N_O = sizeof(order_cases) / sizeof(order_cases[0]) };
 	static const struct CMUnitTest fixed[] = {
-	    NAMED(same_thread_inline),
-	    NAMED(too_few_slots_refused),
-	    {.name = "abort_wakes_blocked_producer_0_workers",
-	     .test_func = abort_wakes_blocked_producer,
-	     .initial_state = (void *)0},
-	    {.name = "abort_wakes_blocked_producer_1_worker",
-	     .test_func = abort_wakes_blocked_producer,
-	     .initial_state = (void *)1},
-	    {.name = "abort_wakes_blocked_producer_2_workers",
-	     .test_func = abort_wakes_blocked_producer,
-	     .initial_state = (void *)2},
-	    {.name = "abort_wakes_blocked_consumer_0_workers",
-	     .test_func = abort_wakes_blocked_consumer,
-	     .initial_state = (void *)0},
-	    {.name = "abort_wakes_blocked_consumer_2_workers",
-	     .test_func = abort_wakes_blocked_consumer,
-	     .initial_state = (void *)2},
-	    NAMED(calls_after_abort_return_null),
-	    NAMED(abort_mid_stream_stops_cleanly),
+		NAMED(same_thread_inline),
+		NAMED(too_few_slots_refused),
+		{ .name = "abort_wakes_blocked_producer_0_workers",
+		  .test_func = abort_wakes_blocked_producer,
+		  .initial_state = (void *)0 },
+		{ .name = "abort_wakes_blocked_producer_1_worker",
+		  .test_func = abort_wakes_blocked_producer,
+		  .initial_state = (void *)1 },
+		{ .name = "abort_wakes_blocked_producer_2_workers",
+		  .test_func = abort_wakes_blocked_producer,
+		  .initial_state = (void *)2 },
+		{ .name = "abort_wakes_blocked_consumer_0_workers",
+		  .test_func = abort_wakes_blocked_consumer,
+		  .initial_state = (void *)0 },
+		{ .name = "abort_wakes_blocked_consumer_2_workers",
+		  .test_func = abort_wakes_blocked_consumer,
+		  .initial_state = (void *)2 },
+		NAMED(calls_after_abort_return_null),
+		NAMED(abort_mid_stream_stops_cleanly),
 	};
 	enum { N_F = sizeof(fixed) / sizeof(fixed[0]) };
 	struct CMUnitTest tests[N_O + N_F];
 	size_t n = 0;
 
 	for (size_t i = 0; i < N_O; i++)
-		tests[n++] = (struct CMUnitTest){.name = order_cases[i].name,
-						 .test_func = jobs_come_back_in_order,
-						 .initial_state = (void *)&order_cases[i]};
+		tests[n++] = (struct CMUnitTest){ .name = order_cases[i].name,
+						  .test_func = jobs_come_back_in_order,
+						  .initial_state = (void *)&order_cases[i] };
 	for (size_t i = 0; i < N_F; i++)
 		tests[n++] = fixed[i];
 	quiet_logs();

@@ -162,11 +162,22 @@ static void no_report_when_refused(void **state)
 static struct hib_stats distinct_stats(void)
 {
 	struct hib_stats st = {
-		.stream_bytes = 101, .stored_bytes = 102, .extents = 103, .threads = 104,
-		.snapshot_ms = 105, .io_ms = 106, .pipeline_bytes = 107, .blocks = 108,
-		.snapshot_io_ms = 109, .adaptive = true, .raw_blocks = 111,
-		.resumed_report = true, .load_ms = 112, .load_threads = 113,
-		.written_unix = 1700000000, .loaded_unix = 1700000123,
+		.stream_bytes = 101,
+		.stored_bytes = 102,
+		.extents = 103,
+		.threads = 104,
+		.snapshot_ms = 105,
+		.io_ms = 106,
+		.pipeline_bytes = 107,
+		.blocks = 108,
+		.snapshot_io_ms = 109,
+		.adaptive = true,
+		.raw_blocks = 111,
+		.resumed_report = true,
+		.load_ms = 112,
+		.load_threads = 113,
+		.written_unix = 1700000000,
+		.loaded_unix = 1700000123,
 	};
 	return st;
 }

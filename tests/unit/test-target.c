@@ -120,23 +120,24 @@ struct spec_case {
 };
 
 static const struct spec_case spec_cases[] = {
-    {"open_missing_path_is_enoent", "/nonexistent/hib-test/swap", 0, -ENOENT},
-    {"open_directory_is_enodev", "@dir", 0, -ENODEV},
-    {"open_char_device_is_enodev", "/dev/null", 0, -ENODEV},
-    {"open_garbage_is_einval", "garbage", 0, -EINVAL},
-    {"open_empty_spec_is_einval", "", 0, -EINVAL},
-    {"open_empty_uuid_is_einval", "UUID=", 0, -EINVAL},
-    {"open_empty_label_is_einval", "LABEL=", 0, -EINVAL},
-    {"open_bad_devnum_is_einval", "8:x", 0, -EINVAL},
-    {"open_devnum_with_tail_is_einval", "8:1x", 0, -EINVAL},
-    {"open_hex_devnum_with_tail_is_einval", "801x", 0, -EINVAL},
-    {"open_hex_devnum_too_long_is_einval", "123456789", 0, -EINVAL},
-    {"open_hex_devnum_of_no_device_is_enoent", "fff00", 0, -ENOENT},
-    {"open_unknown_partuuid_is_enoent", "PARTUUID=0BADC0DE-0000-4000-8000-000000000000", 0, -ENOENT},
-    {"open_offset_at_end_is_erange", "@file", PAGES, -ERANGE},
-    {"open_offset_far_beyond_end_is_erange", "@file", 1u << 30, -ERANGE},
-    {"open_offset_overflowing_bytes_is_erange", "@file", UINT64_MAX / 4096, -ERANGE},
-    {"open_offset_max_is_erange", "@file", UINT64_MAX, -ERANGE},
+	{ "open_missing_path_is_enoent", "/nonexistent/hib-test/swap", 0, -ENOENT },
+	{ "open_directory_is_enodev", "@dir", 0, -ENODEV },
+	{ "open_char_device_is_enodev", "/dev/null", 0, -ENODEV },
+	{ "open_garbage_is_einval", "garbage", 0, -EINVAL },
+	{ "open_empty_spec_is_einval", "", 0, -EINVAL },
+	{ "open_empty_uuid_is_einval", "UUID=", 0, -EINVAL },
+	{ "open_empty_label_is_einval", "LABEL=", 0, -EINVAL },
+	{ "open_bad_devnum_is_einval", "8:x", 0, -EINVAL },
+	{ "open_devnum_with_tail_is_einval", "8:1x", 0, -EINVAL },
+	{ "open_hex_devnum_with_tail_is_einval", "801x", 0, -EINVAL },
+	{ "open_hex_devnum_too_long_is_einval", "123456789", 0, -EINVAL },
+	{ "open_hex_devnum_of_no_device_is_enoent", "fff00", 0, -ENOENT },
+	{ "open_unknown_partuuid_is_enoent", "PARTUUID=0BADC0DE-0000-4000-8000-000000000000", 0,
+	  -ENOENT },
+	{ "open_offset_at_end_is_erange", "@file", PAGES, -ERANGE },
+	{ "open_offset_far_beyond_end_is_erange", "@file", 1u << 30, -ERANGE },
+	{ "open_offset_overflowing_bytes_is_erange", "@file", UINT64_MAX / 4096, -ERANGE },
+	{ "open_offset_max_is_erange", "@file", UINT64_MAX, -ERANGE },
 };
 
 static void open_spec(void **state)
@@ -193,7 +194,7 @@ static void probe_swapspace2_is_swap(void **state)
 
 static void probe_kernel_images(void **state)
 {
-	static const char *const sigs[] = {"S1SUSPEND", "ULSUSPEND", "LINHIB0001"};
+	static const char *const sigs[] = { "S1SUSPEND", "ULSUSPEND", "LINHIB0001" };
 	struct fx *f = *state;
 	uint8_t page[TEST_PAGE];
 
@@ -324,8 +325,8 @@ static void probe_does_not_write(void **state)
 
 static void state_names_distinct(void **state)
 {
-	static const enum hib_sig_state all[] = {HIB_SIG_SWAP,	 HIB_SIG_IMAGE,	  HIB_SIG_BROKEN,
-						 HIB_SIG_KERNEL, HIB_SIG_FOREIGN, HIB_SIG_FILE};
+	static const enum hib_sig_state all[] = { HIB_SIG_SWAP,   HIB_SIG_IMAGE,   HIB_SIG_BROKEN,
+						  HIB_SIG_KERNEL, HIB_SIG_FOREIGN, HIB_SIG_FILE };
 	const size_t n = sizeof(all) / sizeof(all[0]);
 
 	(void)state;
@@ -448,7 +449,8 @@ static void swaps_table(const struct fx *f, const char *a, const char *a_type, c
 	int n = snprintf(table, sizeof(table), HEAD);
 
 	if (a)
-		n += snprintf(table + n, sizeof(table) - (size_t)n, "%s\t%s\t0\t0\t-2\n", a, a_type);
+		n += snprintf(table + n, sizeof(table) - (size_t)n, "%s\t%s\t0\t0\t-2\n", a,
+			      a_type);
 	if (b)
 		snprintf(table + n, sizeof(table) - (size_t)n, "%s\t%s\t0\t0\t-3\n", b, b_type);
 	write_text_file(f->swaps, table);
@@ -482,8 +484,8 @@ static int resolve(const struct hib_target_request *req, struct hib_target **ret
 	return r;
 }
 
-static void expect_chosen(const struct hib_target_request *req, const char *path,
-			  uint64_t offset, enum hib_target_source source)
+static void expect_chosen(const struct hib_target_request *req, const char *path, uint64_t offset,
+			  enum hib_target_source source)
 {
 	struct hib_target *t = NULL;
 	struct hib_error err;
@@ -601,8 +603,8 @@ static void resolve_nothing_found(void **state)
 	struct hib_error err;
 
 	assert_int_equal(resolve(&req, &t, &err), -ENOENT);
-	assert_non_null(
-	    strstr(err.msg, "no target: no device = in /etc/hibernate.conf, no resume="));
+	assert_non_null(strstr(err.msg,
+			       "no target: no device = in /etc/hibernate.conf, no resume="));
 	assert_non_null(strstr(err.msg, "--device"));
 	assert_non_null(strstr(err.msg, "prepare-file"));
 	/* No table at all is no swap at all; resume_offset= alone names nothing. */
@@ -720,7 +722,7 @@ static void resolve_enomem_fills_the_record(void **state)
 static void source_names_distinct(void **state)
 {
 	static const enum hib_target_source all[] = {
-		HIB_TARGET_FROM_SPEC, HIB_TARGET_FROM_OPTION, HIB_TARGET_FROM_CONFIG,
+		HIB_TARGET_FROM_SPEC,    HIB_TARGET_FROM_OPTION,    HIB_TARGET_FROM_CONFIG,
 		HIB_TARGET_FROM_CMDLINE, HIB_TARGET_FROM_ONLY_SWAP,
 	};
 	struct fx *f = *state;
@@ -832,35 +834,35 @@ static void prepare_file_fills_the_record(void **state)
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
-	    FX(open_regular_file),
-	    FX(open_closep_clears),
-	    FX(probe_swapspace2_is_swap),
-	    FX(probe_kernel_images),
-	    FX(probe_foreign_pages),
-	    FX(probe_image_file_signature),
-	    FX(probe_our_image_and_broken_one),
-	    FX(probe_reads_at_offset),
-	    FX(probe_does_not_write),
-	    NAMED(state_names_distinct),
-	    FX(swap_active_names_the_file),
-	    FX(swap_active_by_identity_not_name),
-	    FX(swap_active_unescapes_names),
-	    FX(swap_inactive),
-	    FX(swap_table_missing),
-	    FX(resolve_option_first),
-	    FX(resolve_config_second),
-	    FX(resolve_cmdline_third),
-	    FX(resolve_only_swap_partition_last),
-	    FX(resolve_offsets),
-	    FX(resolve_several_swaps_refused),
-	    FX(resolve_nothing_found),
-	    FX(resolve_named_but_unusable),
-	    FX(resolve_regular_file_as_file_target),
-	    FX(resolve_enomem_fills_the_record),
-	    FX(source_names_distinct),
-	    FX(is_area_by_identity),
-	    FX(file_errors_fill_the_record),
-	    FX(prepare_file_fills_the_record),
+		FX(open_regular_file),
+		FX(open_closep_clears),
+		FX(probe_swapspace2_is_swap),
+		FX(probe_kernel_images),
+		FX(probe_foreign_pages),
+		FX(probe_image_file_signature),
+		FX(probe_our_image_and_broken_one),
+		FX(probe_reads_at_offset),
+		FX(probe_does_not_write),
+		NAMED(state_names_distinct),
+		FX(swap_active_names_the_file),
+		FX(swap_active_by_identity_not_name),
+		FX(swap_active_unescapes_names),
+		FX(swap_inactive),
+		FX(swap_table_missing),
+		FX(resolve_option_first),
+		FX(resolve_config_second),
+		FX(resolve_cmdline_third),
+		FX(resolve_only_swap_partition_last),
+		FX(resolve_offsets),
+		FX(resolve_several_swaps_refused),
+		FX(resolve_nothing_found),
+		FX(resolve_named_but_unusable),
+		FX(resolve_regular_file_as_file_target),
+		FX(resolve_enomem_fills_the_record),
+		FX(source_names_distinct),
+		FX(is_area_by_identity),
+		FX(file_errors_fill_the_record),
+		FX(prepare_file_fills_the_record),
 	};
 	enum {
 		N_F = sizeof(fixed) / sizeof(fixed[0]),
@@ -870,9 +872,9 @@ int main(void)
 	size_t n = 0;
 
 	for (size_t i = 0; i < N_S; i++)
-		tests[n++] = (struct CMUnitTest){.name = spec_cases[i].name,
-						 .test_func = open_spec,
-						 .initial_state = (void *)&spec_cases[i]};
+		tests[n++] = (struct CMUnitTest){ .name = spec_cases[i].name,
+						  .test_func = open_spec,
+						  .initial_state = (void *)&spec_cases[i] };
 	for (size_t i = 0; i < N_F; i++)
 		tests[n++] = fixed[i];
 	quiet_logs();

@@ -78,13 +78,13 @@ static void rd(uint64_t off, void *buf, size_t len)
 /* ---- the image, as resume sees it ---------------------------------------- */
 
 struct page_ref {
-	uint64_t dev;              /* byte offset in the partition */
-	uint32_t used;             /* bytes of it that resume reads and checks */
+	uint64_t dev;  /* byte offset in the partition */
+	uint32_t used; /* bytes of it that resume reads and checks */
 };
 
 struct block {
 	struct hib_block_hdr h;
-	uint32_t first_page;       /* index into pages[] */
+	uint32_t first_page; /* index into pages[] */
 	uint32_t npages;
 };
 
@@ -95,13 +95,13 @@ struct image {
 	uint32_t map_pages;
 	struct hib_extent *ext;
 	uint32_t next;
-	uint64_t lpages;           /* logical pages in the map */
-	struct page_ref *pages;    /* every page of every block record, in order */
+	uint64_t lpages;        /* logical pages in the map */
+	struct page_ref *pages; /* every page of every block record, in order */
 	uint32_t npages;
 	struct block *blocks;
 	uint32_t nblocks;
 	char why[256];
-	int state;                 /* 0 none, 1 image, 2 broken, 3 other */
+	int state; /* 0 none, 1 image, 2 broken, 3 other */
 	bool complete;
 };
 
@@ -115,10 +115,10 @@ static uint64_t lookup(const struct image *im, uint64_t lp)
 	return UINT64_MAX;
 }
 
-#define BAD(...)                                                                            \
-	do {                                                                                \
-		snprintf(im->why, sizeof(im->why), __VA_ARGS__);                            \
-		return -1;                                                                  \
+#define BAD(...)                                                                                   \
+	do {                                                                                       \
+		snprintf(im->why, sizeof(im->why), __VA_ARGS__);                                   \
+		return -1;                                                                         \
 	} while (0)
 
 /* Fill *im; 0 when the image is complete and sound. */
@@ -200,8 +200,9 @@ static int load(struct image *im)
 		for (uint32_t k = 0; k < b->npages; k++) {
 			struct page_ref *pr = &im->pages[im->npages++];
 			pr->dev = lookup(im, lp + k);
-			pr->used = (uint32_t)(used - (uint64_t)k * PAGE > PAGE ? PAGE
-									: used - (uint64_t)k * PAGE);
+			pr->used = (uint32_t)(used - (uint64_t)k * PAGE > PAGE
+						      ? PAGE
+						      : used - (uint64_t)k * PAGE);
 			if (k)
 				rd(pr->dev, rec + (size_t)k * PAGE, PAGE);
 		}
@@ -301,8 +302,8 @@ static bool fill(uint8_t *buf, const uint8_t *orig, size_t len, enum fill how,
 }
 
 /* A change of the page at @dev, @used bytes of which resume reads. */
-static bool change_in_page(const struct image *im, const char *region, uint64_t dev,
-			   uint32_t used, const char *where)
+static bool change_in_page(const struct image *im, const char *region, uint64_t dev, uint32_t used,
+			   const char *where)
 {
 	uint8_t orig[PAGE], buf[PAGE], other[PAGE];
 	unsigned pick = (unsigned)below(100);
@@ -354,7 +355,8 @@ static void corrupt_tail(void)
 		/* A quarter in the magic, a quarter in the signature: what says "ours". */
 		unsigned where = (unsigned)below(4);
 		uint32_t at = where == 0   ? (uint32_t)below(16)
-			      : where == 1 ? HIB_SIG_TAIL_SIZE - HIB_SIG_LEN + (uint32_t)below(HIB_SIG_LEN)
+			      : where == 1 ? HIB_SIG_TAIL_SIZE - HIB_SIG_LEN +
+						     (uint32_t)below(HIB_SIG_LEN)
 					   : (uint32_t)below(HIB_SIG_TAIL_SIZE);
 		fill(buf, orig + at, 1, FILL_FLIP, NULL);
 		trial("tail", "byte", "tail_byte=%u,xor=0x%02x", at, buf[0] ^ orig[at]);
@@ -386,7 +388,8 @@ static void cmd_corrupt(struct image *im, unsigned count)
 			corrupt_tail();
 			break;
 		case 1:
-			snprintf(where, sizeof(where), "header@%" PRIu64, im->tail.header_offset / PAGE);
+			snprintf(where, sizeof(where), "header@%" PRIu64,
+				 im->tail.header_offset / PAGE);
 			while (!change_in_page(NULL, "header", im->tail.header_offset, PAGE, where))
 				;
 			break;
@@ -401,7 +404,8 @@ static void cmd_corrupt(struct image *im, unsigned count)
 			for (;;) {
 				uint32_t b = (uint32_t)below(im->nblocks);
 				uint32_t k = (uint32_t)below(im->blocks[b].npages);
-				const struct page_ref *pr = &im->pages[im->blocks[b].first_page + k];
+				const struct page_ref *pr =
+					&im->pages[im->blocks[b].first_page + k];
 
 				snprintf(where, sizeof(where), "block=%u/%u,page=%u@%" PRIu64, b,
 					 im->nblocks, k, pr->dev / PAGE);
@@ -474,12 +478,12 @@ static void cmd_tamper(struct image *im)
 	if (!(im->hdr.flags & HIB_HFLAG_ENCRYPTED))
 		die("the image is not encrypted");
 
-#define HEADER_TRIAL(kind, what, stmt)                                                      \
-	do {                                                                                \
-		h = im->hdr;                                                                \
-		stmt;                                                                       \
-		trial("header", kind, what);                                                \
-		reseal_header(im, &h);                                                      \
+#define HEADER_TRIAL(kind, what, stmt)                                                             \
+	do {                                                                                       \
+		h = im->hdr;                                                                       \
+		stmt;                                                                              \
+		trial("header", kind, what);                                                       \
+		reseal_header(im, &h);                                                             \
 	} while (0)
 
 	HEADER_TRIAL("created", "created_unix+1", h.created_unix += 1);
@@ -595,7 +599,8 @@ static void cmd_grep(int npats, char **pats)
 			end = part_off + part_size;
 		/* Whole region, in chunks that overlap by less than a pattern. */
 		for (uint64_t p = (uint64_t)data; p < end;) {
-			size_t len = (size_t)(end - p < chunk + overlap ? end - p : chunk + overlap);
+			size_t len =
+				(size_t)(end - p < chunk + overlap ? end - p : chunk + overlap);
 			if (pread(disk_fd, buf, len, (off_t)p) != (ssize_t)len)
 				die("grep: short read");
 			for (int i = 0; i < npats; i++) {
@@ -603,7 +608,8 @@ static void cmd_grep(int npats, char **pats)
 				const uint8_t *q = buf;
 				/* Count matches that start in this chunk's first part only. */
 				size_t limit = len == chunk + overlap ? chunk : len;
-				while ((q = memmem(q, (size_t)(buf + len - q), pats[i], pl)) != NULL &&
+				while ((q = memmem(q, (size_t)(buf + len - q), pats[i], pl)) !=
+					       NULL &&
 				       (size_t)(q - buf) < limit) {
 					count[i]++;
 					q++;
