@@ -492,7 +492,7 @@ static void resume_unwind(struct cycle *c, int r)
 int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
 	       enum hib_resume_outcome *ret_outcome, struct hib_stats *ret_stats)
 {
-	static int (*const phases[])(struct cycle * c) = {
+	static int (*const phases[])(struct cycle *) = {
 		resume_locate, resume_verify, resume_load, resume_invalidate, resume_restore,
 	};
 	struct hib_options defaults;

@@ -1107,7 +1107,7 @@ static void hibernate_unwind(struct cycle *c, int r)
 int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
 		enum hib_suspend_outcome *ret_outcome, struct hib_stats *ret_stats)
 {
-	static int (*const phases[])(struct cycle * c) = {
+	static int (*const phases[])(struct cycle *) = {
 		hibernate_prepare, hibernate_freeze, hibernate_snapshot,
 		hibernate_write,   hibernate_seal,   hibernate_power_down,
 	};
