@@ -63,13 +63,17 @@ declare -gA HIBVM_MODSETS=(
 #   spare: a module nothing uses, for unload-modules
 #   zram:  swap in memory (hibernate doctor's zram-only check)
 HIBVM_MODSETS_OPTIONAL="net spare zram"
-# softdep aliases -> module, for the few we follow.  ext4 and jbd2 have
-# `softdep=pre: crypto-crc32c` (metadata_csum needs it at mount time); the
-# generic implementation, because the TCG CPU has no SSE4.2 for crc32c-intel.
-# libcrc32c (xfs, btrfs) names the same thing `softdep=pre: crc32c`.
+# softdep aliases -> modules, for the few we follow: the first of the list
+# that the kernel has (as a module or built in) is taken, none if it has
+# none.  ext4 and jbd2 have `softdep=pre: crypto-crc32c` (metadata_csum
+# needs it at mount time); the generic implementation, because the TCG CPU
+# has no SSE4.2 for crc32c-intel.  libcrc32c (xfs, btrfs; 6.1 and 6.12)
+# names the same thing `softdep=pre: crc32c`.  From 6.15 on crc32c lives in
+# lib/ (built in): libcrc32c and crc32c_generic are gone, and the crypto
+# API's crc32c (the alias jbd2 still names) is crc32c_cryptoapi.
 declare -gA HIBVM_MODALIAS=(
-	[crypto-crc32c]=crc32c_generic
-	[crc32c]=crc32c_generic
+	[crypto-crc32c]="crc32c_generic crc32c_cryptoapi"
+	[crc32c]="crc32c_generic crc32c_cryptoapi"
 )
 
 # ---------------------------------------------------------------- messages
@@ -232,7 +236,7 @@ _modules_resolve() {
 	for m in "$@"; do _modules_visit "$m"; done
 }
 _modules_visit() {
-	local m=${1//-/_} info dep alias
+	local m=${1//-/_} info dep alias cand
 	[[ -n ${_seen[$m]:-} ]] && return 0
 	_seen[$m]=1
 	[[ -n ${HIBVM_BUILTIN[$m]:-} ]] && return 0
@@ -242,7 +246,12 @@ _modules_visit() {
 	# softdep=pre: a b post: c -> the "pre" ones we know an alias for.
 	# shellcheck disable=SC2013 # words, not lines
 	for alias in $(sed -n 's/^softdep=pre: *//p' <<<"$info" | sed 's/ post:.*//'); do
-		[[ -n ${HIBVM_MODALIAS[$alias]:-} ]] && _modules_visit "${HIBVM_MODALIAS[$alias]}"
+		for cand in ${HIBVM_MODALIAS[$alias]:-}; do
+			if _modules_have "$cand"; then
+				_modules_visit "$cand"
+				break
+			fi
+		done
 	done
 	for dep in $(sed -n 's/^depends=//p' <<<"$info" | tr ',' ' '); do
 		_modules_visit "$dep"
