@@ -6,7 +6,7 @@
 # (tests/vm/scenarios/*.host).  Nothing here runs on its own.
 #
 # Pieces, in the order a scenario run uses them:
-#   kernel_prepare SERIES   fetch + unpack a Debian kernel ("6.1" or "6.12")
+#   kernel_prepare SERIES   fetch + unpack a Debian kernel ("6.1", "6.12", "newest")
 #   initramfs_build OUT     busybox + modules (cached) + /init, scenarios, binary
 #   disk_create IMG         sparse GPT disk: vda1 = 1 GiB swap, vda2 = 256 MiB
 #   vm_boot N               one QEMU boot, console -> $VM_LOGDIR/bootN.log
@@ -34,6 +34,26 @@ HIBVM_INIT_TIMEOUT=${HIBERNATE_VM_INIT_TIMEOUT:-60}
 HIBVM_MEM=${HIBERNATE_VM_MEM:-1024}
 HIBVM_SMP=${HIBERNATE_VM_SMP:-2}
 HIBVM_MACHINE=pc
+
+# The kernel series (tests/vm/run --kernels):
+#   6.1     bookworm's kernel (what linux-image-amd64 depends on)
+#   6.12    the newest 6.12 Debian ships for bookworm (6.12.N+deb12)
+#   newest  the newest linux-image-*-amd64 of Debian unstable, looked up
+#           when a run starts (see _kernel_fetch_newest)
+HIBVM_SERIES_KNOWN="6.1 6.12 newest"
+# "newest" is asked of the Debian mirror apt uses here, through an apt
+# configuration of its own in $HIBVM_CACHE/apt-unstable (sources list,
+# package lists, apt's cache): the host's apt sources stay as they are.
+# Lists fetched less than HIBVM_NEWEST_TTL seconds ago are not fetched again
+# (tests/vm/run prepares each kernel twice, and a scenario that crosses to
+# another kernel prepares that one again).
+HIBVM_NEWEST_SUITE=unstable
+HIBVM_NEWEST_TTL=${HIBERNATE_VM_NEWEST_TTL:-900}
+HIBVM_DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+# The kernel directory each series was prepared from in this run
+# (kernel_prepare): later calls in the run, and the scenario subshells, use
+# the same one, even if the cache or unstable moved on meanwhile.
+declare -gA HIBVM_KERNEL_DIRS=()
 
 # Bump when the layout of the cached base initramfs changes.
 HIBVM_BASE_FORMAT=4
@@ -83,12 +103,67 @@ hibvm_die() { printf 'tests/vm: %s\n' "$*" >&2; exit 1; }
 
 # ---------------------------------------------------------------- kernels
 
+# hibvm_debian_mirror: the Debian mirror apt uses here (the first URI ending
+# in /debian in /etc/apt/sources.list*; deb.debian.org when none is found).
+hibvm_debian_mirror() {
+	local m
+	m=$(sed -n 's/^URIs:[[:space:]]*//p; s/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]*\)[[:space:]]\+bookworm[[:space:]].*/\2/p' \
+		/etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list 2>/dev/null |
+		tr ' ' '\n' | grep -m1 '/debian/\?$' || true)
+	printf '%s\n' "${m:-http://deb.debian.org/debian}"
+}
+
+# _newest_apt apt-get|apt-cache ARGS...: apt with the newest series' own
+# configuration: only its sources list (Debian unstable), its lists and its
+# cache, and none of the host's pinning (preferences: an empty directory).
+_newest_apt() {
+	local cmd=$1 dir=$HIBVM_CACHE/apt-$HIBVM_NEWEST_SUITE
+	shift
+	mkdir -p "$dir/preferences.d"
+	"$cmd" -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts=- \
+		-o Dir::Etc::preferences="$dir/preferences" -o Dir::Etc::preferencesparts="$dir/preferences.d" \
+		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" "$@"
+}
+
+# _newest_lists_update: fetch unstable's package lists (Packages.xz of main,
+# amd64: ~11 MB, a few seconds) unless that was done less than
+# HIBVM_NEWEST_TTL seconds ago.  Status 1 when apt could not fetch them
+# (offline?): the lists there are, if any, are older ones.
+_newest_lists_update() {
+	local dir=$HIBVM_CACHE/apt-$HIBVM_NEWEST_SUITE age line
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	line="deb [signed-by=$HIBVM_DEBIAN_KEYRING] $(hibvm_debian_mirror) $HIBVM_NEWEST_SUITE main"
+	[[ $(cat "$dir/sources.list" 2>/dev/null) == "$line" ]] || printf '%s\n' "$line" >"$dir/sources.list"
+	# "updated" holds the sources line its lists were fetched with.
+	if [[ -e $dir/updated && $(cat "$dir/updated") == "$line" ]]; then
+		age=$(($(date +%s) - $(stat -c %Y "$dir/updated")))
+		((age < HIBVM_NEWEST_TTL)) && return 0
+	fi
+	hibvm_info "tests/vm: asking Debian $HIBVM_NEWEST_SUITE for its newest kernel ($line)"
+	# --error-on=any: a list that could not be fetched is an error (plain
+	# `apt-get update` warns and exits 0).
+	if _newest_apt apt-get update -qq --error-on=any >"$dir/update.log" 2>&1; then
+		printf '%s\n' "$line" >"$dir/updated"
+		return 0
+	fi
+	hibvm_info "tests/vm: apt-get update of Debian $HIBVM_NEWEST_SUITE failed: $(grep -v '^W:' "$dir/update.log" | tail -n 2 | paste -sd' ')"
+	return 1
+}
+
+# _newest_lists_date: when the newest series' lists were last fetched.
+_newest_lists_date() {
+	local f=$HIBVM_CACHE/apt-$HIBVM_NEWEST_SUITE/updated
+	if [[ -e $f ]]; then date -u -r "$f" '+%Y-%m-%d %H:%M UTC'; else echo never; fi
+}
+
 # Package name for a kernel series, from apt's lists.
-#   6.1  -> whatever linux-image-amd64 depends on (linux-image-6.1.0-NN-amd64)
-#   6.12 -> the newest linux-image-6.12.N+deb12-amd64 that has a candidate
-#           (the names list also holds -rt/-cloud/-dbg/-unsigned: not those)
+#   6.1    -> whatever linux-image-amd64 depends on (linux-image-6.1.0-NN-amd64)
+#   6.12   -> the newest linux-image-6.12.N+deb12-amd64 that has a candidate
+#             (the names list also holds -rt/-cloud/-dbg/-unsigned: not those)
+#   newest -> the newest linux-image-<version>-amd64 of unstable's lists
+#             (_newest_lists_update fetches them) that has a candidate
 kernel_resolve_package() {
-	local series=$1 pkg=
+	local series=$1 pkg='' names name
 	case $series in
 	6.1)
 		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
@@ -97,7 +172,6 @@ kernel_resolve_package() {
 	6.12)
 		# (No `| grep -q` / `| head` here: under pipefail an early-closing
 		# reader makes the pipeline fail with SIGPIPE.)
-		local names name
 		names=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' 2>/dev/null |
 			awk '{print $1}' | sort -V -r)
 		for name in $names; do
@@ -109,7 +183,18 @@ kernel_resolve_package() {
 			fi
 		done
 		;;
-	*) hibvm_die "unknown kernel series '$series' (known: 6.1 6.12)" ;;
+	newest)
+		# -dbg and -unsigned do not end in -amd64; -rt and -cloud do.
+		names=$(_newest_apt apt-cache search --names-only '^linux-image-[0-9].*-amd64$' 2>/dev/null |
+			awk '$1 !~ /-(rt|cloud)-amd64$/ { print $1 }' | sort -V -r)
+		for name in $names; do
+			if [[ $(_newest_apt apt-cache policy "$name" 2>/dev/null) == *"Candidate: "[0-9]* ]]; then
+				pkg=$name
+				break
+			fi
+		done
+		;;
+	*) hibvm_die "unknown kernel series '$series' (known: $HIBVM_SERIES_KNOWN)" ;;
 	esac
 	printf '%s\n' "$pkg"
 }
@@ -129,68 +214,210 @@ kernel_cached_deb_for_series() {
 	case $series in
 	6.1) glob='linux-image-6.1.0-*-amd64_*_amd64.deb' ;;
 	6.12) glob='linux-image-6.12.*+deb12-amd64_*_amd64.deb' ;;
+	*) return 1 ;;
 	esac
 	# shellcheck disable=SC2086 # $glob: a pattern, expanded in the cache directory
 	(cd "$HIBVM_CACHE/debs" 2>/dev/null && ls -1 $glob 2>/dev/null) |
 		sort -V | tail -n1 | sed "s|^|$HIBVM_CACHE/debs/|" | grep . || return 1
 }
 
+# _kernel_fetch_deb SERIES (6.1, 6.12): the series' kernel .deb from the
+# host's apt, unpacked in the cache; prints the kernel directory.
+_kernel_fetch_deb() {
+	local series=$1 pkg deb dir
+	pkg=$(kernel_resolve_package "$series")
+	if [[ -z $pkg ]]; then
+		# apt-cache knows nothing before the first `apt-get update`.
+		hibvm_info "tests/vm: apt knows no kernel for $series yet: apt-get update"
+		apt-get update -qq >&2 || true
+		pkg=$(kernel_resolve_package "$series")
+	fi
+	deb=
+	if [[ -n $pkg ]]; then
+		deb=$(kernel_cached_deb "$pkg") || {
+			hibvm_info "tests/vm: downloading $pkg"
+			# apt-get download runs as _apt when it can: let it write here.
+			chown _apt "$HIBVM_CACHE/debs" 2>/dev/null || true
+			(cd "$HIBVM_CACHE/debs" && apt-get download -q "$pkg" >&2) || true
+			deb=$(kernel_cached_deb "$pkg") || deb=
+		}
+	fi
+	if [[ -z $deb ]]; then
+		# No apt answer (offline?): an older cached kernel of the same
+		# series is better than no test at all.
+		deb=$(kernel_cached_deb_for_series "$series") ||
+			hibvm_die "cannot get a $series kernel: apt found '${pkg:-nothing}' and the cache $HIBVM_CACHE/debs has none"
+		hibvm_info "tests/vm: using cached $(basename "$deb") (apt: '${pkg:-nothing}')"
+	fi
+	pkg=$(basename "$deb"); pkg=${pkg%%_*}
+	dir=$HIBVM_CACHE/kernels/$series/$pkg
+	if [[ ! -e $dir/.unpacked ]]; then
+		hibvm_info "tests/vm: unpacking $pkg"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		dpkg -x "$deb" "$dir"
+		touch "$dir/.unpacked"
+	fi
+	# The newest unpacked package of the series is "the" kernel.
+	ln -sfn "$pkg" "$HIBVM_CACHE/kernels/$series/current"
+	printf '%s\n' "$dir"
+}
+
+# _kernel_fetch_newest: the newest kernel of Debian unstable, unpacked in
+# the cache as kernels/newest/<package>_<version>; prints that directory.
+# Unstable splits a kernel into parts: linux-image-<release> is a small
+# package that depends on linux-binary-<release> (vmlinuz), linux-modules-
+# <release> (the .ko.xz) and linux-base-<release> (config, modules.builtin,
+# System.map), all under usr/lib/modules/<release>/ (merged /usr).  Every
+# linux-*-<release> package the image depends on is downloaded (same
+# version) and unpacked into the one directory, so a kernel packaged in one
+# piece works as well.  When unstable cannot be asked or a part cannot be
+# downloaded, the newest kernel unpacked here before is used, and the
+# run says so.
+_kernel_fetch_newest() {
+	local root=$HIBVM_CACHE/kernels/newest pkg='' ver='' rel dir='' why='' fresh=1 p parts=() debs=() f
+	mkdir -p "$root"
+	_newest_lists_update || fresh=0
+	pkg=$(kernel_resolve_package newest)
+	if [[ -n $pkg ]]; then
+		ver=$(_newest_apt apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+	fi
+	if [[ -z $pkg || -z $ver ]]; then
+		why="apt found no linux-image-*-amd64 in the lists of Debian $HIBVM_NEWEST_SUITE (fetched: $(_newest_lists_date))"
+	else
+		dir=$root/${pkg}_$ver
+		if [[ ! -e $dir/.unpacked ]]; then
+			rel=${pkg#linux-image-}
+			parts=("$pkg")
+			while read -r p; do
+				parts+=("$p")
+			done < <(_newest_apt apt-cache depends "$pkg" 2>/dev/null |
+				awk -v pkg="$pkg" -v rel="-$rel" '$1 == "Depends:" && $2 ~ /^linux-/ && $2 != pkg &&
+					length($2) > length(rel) && substr($2, length($2) - length(rel) + 1) == rel { print $2 }' |
+				sort -u)
+			for p in "${parts[@]}"; do
+				debs+=("$HIBVM_CACHE/debs/${p}_${ver//:/%3a}_amd64.deb")
+			done
+			local missing=()
+			for p in "${!parts[@]}"; do
+				[[ -s ${debs[p]} ]] || missing+=("${parts[p]}=$ver")
+			done
+			if ((${#missing[@]})); then
+				hibvm_info "tests/vm: downloading ${missing[*]} (Debian $HIBVM_NEWEST_SUITE)"
+				chown _apt "$HIBVM_CACHE/debs" 2>/dev/null || true
+				(cd "$HIBVM_CACHE/debs" && _newest_apt apt-get download -q "${missing[@]}" >&2) || true
+			fi
+			for f in "${debs[@]}"; do
+				[[ -s $f ]] || why="could not download $(basename "$f")"
+			done
+			if [[ -z $why ]]; then
+				hibvm_info "tests/vm: unpacking $pkg $ver (${parts[*]})"
+				rm -rf "$dir"
+				mkdir -p "$dir"
+				for f in "${debs[@]}"; do
+					dpkg -x "$f" "$dir"
+				done
+				printf '%s\n' "$pkg" >"$dir/.package"
+				printf '%s\n' "$ver" >"$dir/.version"
+				printf '%s\n' "${debs[@]}" >"$dir/.debs"
+				touch "$dir/.unpacked"
+			fi
+		fi
+	fi
+	if [[ -n $why ]]; then
+		dir=$(_newest_cached | tail -n1)
+		[[ -n $dir ]] ||
+			hibvm_die "cannot get the newest kernel: $why, and none is cached in $root"
+		dir=$root/$dir
+		hibvm_info "tests/vm: newest: $why; using the newest cached one, $(cat "$dir/.package") $(cat "$dir/.version")"
+	elif ((fresh == 0)); then
+		hibvm_info "tests/vm: newest: $pkg $ver, from the lists fetched $(_newest_lists_date) (could not fetch newer ones)"
+	else
+		hibvm_info "tests/vm: newest: $pkg $ver (Debian $HIBVM_NEWEST_SUITE, lists fetched $(_newest_lists_date))"
+	fi
+	ln -sfn "$(basename "$dir")" "$root/current"
+	_newest_prune "$dir"
+	printf '%s\n' "$dir"
+}
+
+# _newest_cached: the kernels unpacked in kernels/newest, oldest first.
+_newest_cached() {
+	local d
+	for d in "$HIBVM_CACHE/kernels/newest/"*/.unpacked; do
+		[[ -e $d ]] || continue
+		d=${d%/.unpacked}
+		printf '%s\n' "${d##*/}"
+	done | sort -V
+}
+
+# _newest_prune DIR: unstable moves on every few weeks; of the kernels
+# unpacked in kernels/newest keep DIR (the current one) and the newest
+# other one (a run started a moment earlier may still use it), and remove
+# the rest with their .debs and base initramfs.
+_newest_prune() {
+	local current=$1 root=$HIBVM_CACHE/kernels/newest d n=0 f
+	while read -r d; do
+		[[ -n $d && $root/$d != "$current" ]] || continue
+		n=$((n + 1))
+		((n > 1)) || continue
+		hibvm_info "tests/vm: removing $d from the cache: no longer the newest"
+		if [[ -f $root/$d/.debs ]]; then
+			while read -r f; do
+				[[ $f == "$HIBVM_CACHE/debs/"* ]] && rm -f "$f"
+			done <"$root/$d/.debs"
+		fi
+		rm -f "$HIBVM_CACHE/initramfs/$d-base-"*.cpio.gz
+		rm -rf "${root:?}/$d"
+	done < <(_newest_cached | tac)
+}
+
 # kernel_prepare SERIES: make sure the kernel of SERIES is unpacked in the
 # cache, and set
-#   KERNEL_SERIES KERNEL_PKG KERNEL_RELEASE (uname -r) KERNEL_DIR
+#   KERNEL_SERIES KERNEL_PKG KERNEL_VERSION (of the package, if known)
+#   KERNEL_RELEASE (uname -r) KERNEL_DIR KERNEL_ID (its name)
 #   KERNEL_VMLINUZ KERNEL_MODDIR KERNEL_LABEL ("6.12 6.12.107+deb12-amd64")
+# The first call of a run picks the kernel; later ones reuse it.
 kernel_prepare() {
-	local series=$1 pkg deb
-	mkdir -p "$HIBVM_CACHE/debs" "$HIBVM_CACHE/kernels"
-	(
-		# One fetch at a time, also across parallel runs.
-		flock 9
-		pkg=$(kernel_resolve_package "$series")
-		if [[ -z $pkg ]]; then
-			# apt-cache knows nothing before the first `apt-get update`.
-			hibvm_info "tests/vm: apt knows no kernel for $series yet: apt-get update"
-			apt-get update -qq >&2 || true
-			pkg=$(kernel_resolve_package "$series")
-		fi
-		deb=
-		if [[ -n $pkg ]]; then
-			deb=$(kernel_cached_deb "$pkg") || {
-				hibvm_info "tests/vm: downloading $pkg"
-				# apt-get download runs as _apt when it can: let it write here.
-				chown _apt "$HIBVM_CACHE/debs" 2>/dev/null || true
-				(cd "$HIBVM_CACHE/debs" && apt-get download -q "$pkg" >&2) || true
-				deb=$(kernel_cached_deb "$pkg") || deb=
-			}
-		fi
-		if [[ -z $deb ]]; then
-			# No apt answer (offline?): an older cached kernel of the same
-			# series is better than no test at all.
-			deb=$(kernel_cached_deb_for_series "$series") ||
-				hibvm_die "cannot get a $series kernel: apt found '${pkg:-nothing}' and the cache $HIBVM_CACHE/debs has none"
-			hibvm_info "tests/vm: using cached $(basename "$deb") (apt: '${pkg:-nothing}')"
-		fi
-		pkg=$(basename "$deb"); pkg=${pkg%%_*}
-		local dir=$HIBVM_CACHE/kernels/$series/$pkg
-		if [[ ! -e $dir/.unpacked ]]; then
-			hibvm_info "tests/vm: unpacking $pkg"
-			rm -rf "$dir"
-			mkdir -p "$dir"
-			dpkg -x "$deb" "$dir"
-			touch "$dir/.unpacked"
-		fi
-		# The newest unpacked package of the series is "the" kernel.
-		ln -sfn "$pkg" "$HIBVM_CACHE/kernels/$series/current"
-	) 9>"$HIBVM_CACHE/.lock" || return 1
+	local series=$1 dir
+	[[ " $HIBVM_SERIES_KNOWN " == *" $series "* ]] ||
+		hibvm_die "unknown kernel series '$series' (known: $HIBVM_SERIES_KNOWN)"
+	dir=${HIBVM_KERNEL_DIRS[$series]:-}
+	if [[ -z $dir || ! -e $dir/.unpacked ]]; then
+		mkdir -p "$HIBVM_CACHE/debs" "$HIBVM_CACHE/kernels"
+		dir=$(
+			{
+				# One fetch at a time, also across parallel runs.
+				flock 9
+				case $series in
+				newest) _kernel_fetch_newest ;;
+				*) _kernel_fetch_deb "$series" ;;
+				esac
+			} 9>"$HIBVM_CACHE/.lock"
+		) || return 1
+	fi
+	[[ -n $dir && -e $dir/.unpacked ]] || hibvm_die "no $series kernel unpacked (${dir:-nothing})"
 
 	KERNEL_SERIES=$series
-	KERNEL_DIR=$(readlink -f "$HIBVM_CACHE/kernels/$series/current")
-	KERNEL_PKG=$(basename "$KERNEL_DIR")
-	KERNEL_VMLINUZ=$(compgen -G "$KERNEL_DIR/boot/vmlinuz-*" | head -n1)
-	KERNEL_RELEASE=${KERNEL_VMLINUZ##*/vmlinuz-}
-	KERNEL_MODDIR=$KERNEL_DIR/lib/modules/$KERNEL_RELEASE
+	KERNEL_DIR=$dir
+	KERNEL_ID=$(basename "$dir")
+	KERNEL_PKG=$(cat "$dir/.package" 2>/dev/null || echo "$KERNEL_ID")
+	KERNEL_VERSION=$(cat "$dir/.version" 2>/dev/null || true)
+	# Debian's packages up to bookworm: boot/vmlinuz-<release> and
+	# lib/modules/<release>; merged /usr (unstable): usr/lib/modules/<release>/
+	# holds vmlinuz and the modules.
+	KERNEL_VMLINUZ=$(compgen -G "$dir/boot/vmlinuz-*" | head -n1 || true)
+	if [[ -n $KERNEL_VMLINUZ ]]; then
+		KERNEL_RELEASE=${KERNEL_VMLINUZ##*/vmlinuz-}
+		KERNEL_MODDIR=$dir/lib/modules/$KERNEL_RELEASE
+	else
+		KERNEL_VMLINUZ=$(compgen -G "$dir/usr/lib/modules/*/vmlinuz" | head -n1 || true)
+		KERNEL_RELEASE=$(basename "$(dirname "${KERNEL_VMLINUZ:-/none/none}")")
+		KERNEL_MODDIR=$dir/usr/lib/modules/$KERNEL_RELEASE
+	fi
 	KERNEL_LABEL="$series $KERNEL_RELEASE"
 	[[ -f $KERNEL_VMLINUZ && -d $KERNEL_MODDIR ]] ||
-		hibvm_die "kernel $KERNEL_PKG unpacked badly in $KERNEL_DIR"
+		hibvm_die "kernel $KERNEL_PKG unpacked badly in $KERNEL_DIR (no vmlinuz or modules directory)"
+	HIBVM_KERNEL_DIRS[$series]=$dir
 }
 
 # ---------------------------------------------------------------- modules
@@ -270,7 +497,7 @@ initramfs_base() {
 		hibvm_die "$bb is not static: apt-get install busybox-static"
 	key=$( { echo "$HIBVM_BASE_FORMAT"; stat -c '%s %Y' "$bb"
 		declare -p HIBVM_MODSETS HIBVM_MODALIAS HIBVM_MODSETS_OPTIONAL; } | sha256sum | cut -c1-12)
-	base=$HIBVM_CACHE/initramfs/$KERNEL_PKG-base-$key.cpio.gz
+	base=$HIBVM_CACHE/initramfs/$KERNEL_ID-base-$key.cpio.gz
 	if [[ ! -s $base ]]; then
 		# One builder at a time, also across parallel runs: two would write
 		# the same $base.tmp.
@@ -321,7 +548,7 @@ _initramfs_build_base() {
 	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
 		cpio -o -H newc --owner=0:0 --quiet | gzip -1) >"$out.tmp"
 	# Older bases of this kernel (built by an older lib.sh) are garbage now.
-	rm -f "$HIBVM_CACHE/initramfs/$KERNEL_PKG-base-"*.cpio.gz
+	rm -f "$HIBVM_CACHE/initramfs/$KERNEL_ID-base-"*.cpio.gz
 	mv "$out.tmp" "$out"
 	rm -rf "$stage"
 }
