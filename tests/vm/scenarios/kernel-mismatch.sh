@@ -1,13 +1,14 @@
 #!/bin/sh
 # An image must only be restored by the kernel that wrote it.  The host
-# boots a different kernel per boot (kernel-mismatch.host):
-#   boot 1 (6.1):  workload, `hibernate`
-#   boot 2 (6.12): `hibernate resume` must refuse naming both kernels and
-#                  discard the image; then a new image, written by 6.12
-#   boot 3 (6.1):  the same refusal the other way round, with
-#                  kernel-mismatch = keep in /etc/hibernate.conf: the image
-#                  stays (no swapon)
-#   boot 4 (6.12): resumes boot 2's image
+# boots a different kernel per boot (kernel-mismatch.host): THIS is the
+# pass's kernel, OTHER the series before it (6.12: 6.1; newest: 6.12).
+#   boot 1 (OTHER): workload, `hibernate`
+#   boot 2 (THIS):  `hibernate resume` must refuse naming both kernels and
+#                   discard the image; then a new image, written by THIS
+#   boot 3 (OTHER): the same refusal the other way round, with
+#                   kernel-mismatch = keep in /etc/hibernate.conf: the image
+#                   stays (no swapon)
+#   boot 4 (THIS):  resumes boot 2's image
 # shellcheck source=../guest/guest.sh
 . /lib/hibtest/guest.sh
 # shellcheck disable=SC2034 # read by workload.sh
