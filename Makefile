@@ -1,7 +1,7 @@
 # The README's two commands live here; everything else is Meson.
 #   make demo    hibernate and resume a real Linux VM
 #   make check   every test: unit tests (plain and sanitized), shellcheck and VM scenarios
-#   make check-long   the slow VM scenarios (tagged long) on both kernels
+#   make check-long   the slow VM scenarios (tagged long) on the three kernel series
 BUILD        ?= build
 BUILD_STATIC ?= build-static
 BUILD_SAN    ?= build-san
