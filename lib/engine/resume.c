@@ -459,21 +459,17 @@ static int resume_restore(struct cycle *c)
 static void discard(struct cycle *c)
 {
 	struct hib_target *t = c->rc.t;
-	const struct hib_header *h = c->rc.img.hdr;
 	const char *path = hib_target_path(t);
 	int k;
 
 	if (!hib_target_writable(t))
 		return;
-	k = hib_sig_restore(t, h ? h->orig_tail : NULL);
-	if (k < 0) {
+	k = image_discard(t, &c->rc.img);
+	if (k < 0)
 		log_err(k, "%s: unable to restore the swap signature: %m; run: mkswap %s", path,
 			path);
-		return;
-	}
-	log_warn("%s: image discarded, the swap area is usable again", path);
-	if (h)
-		image_wipe(t, &c->rc.img);
+	else
+		log_warn("%s: image discarded, the swap area is usable again", path);
 }
 
 /* Undo what the phases reached did, newest first, as the cycle ended: failed

@@ -193,6 +193,15 @@ int image_wipe(struct hib_target *t, const struct image *img)
 	return header_page_replace(t, img, NULL);
 }
 
+int image_discard(struct hib_target *t, const struct image *img)
+{
+	int r = hib_sig_restore(t, img->hdr ? img->hdr->orig_tail : NULL);
+
+	if (r == 0 && img->hdr)
+		image_wipe(t, img);
+	return r;
+}
+
 int image_write_report(struct hib_target *t, const struct image *img, uint64_t load_ms,
 		       unsigned load_threads)
 {
@@ -266,7 +275,7 @@ int hib_image_info(struct hib_target *t, struct hib_image_info *ret)
 int hib_image_invalidate(struct hib_target *t)
 {
 	_cleanup_(freep) uint8_t *page = hib_alloc_pages(HIB_PAGE_SIZE);
-	struct image img;
+	struct image img = { 0 };
 	enum hib_sig_state st;
 	int r;
 
@@ -277,14 +286,9 @@ int hib_image_invalidate(struct hib_target *t)
 		return r;
 	if (st != HIB_SIG_IMAGE && st != HIB_SIG_BROKEN)
 		return 0;
-	/* The header keeps the exact bytes we replaced; without it, what mkswap writes. */
-	if (image_load(t, &img) == 0) {
-		r = hib_sig_restore(t, img.hdr->orig_tail);
-		if (r == 0)
-			image_wipe(t, &img);
-		image_free(&img);
-	} else {
-		r = hib_sig_restore(t, NULL);
-	}
+	/* A header that does not load leaves img empty: what mkswap writes then. */
+	image_load(t, &img);
+	r = image_discard(t, &img);
+	image_free(&img);
 	return r < 0 ? r : 1;
 }

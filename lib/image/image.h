@@ -54,6 +54,10 @@ int image_write_sig(struct hib_target *t, const struct hib_header *h, uint64_t h
 
 /* Overwrite the header page (wrapped key, map pointer) with zeros, and sync. */
 int image_wipe(struct hib_target *t, const struct image *img);
+/* Make page 0 a plain area again: the tail the image replaced (its header
+ * keeps it; with no header in @img, what mkswap or prepare-file leaves), then
+ * the header page wiped. */
+int image_discard(struct hib_target *t, const struct image *img);
 /* The same, but leave the cycle's report there (struct hib_report), loaded in
  * @load_ms by @load_threads threads. */
 int image_write_report(struct hib_target *t, const struct image *img, uint64_t load_ms,
