@@ -461,6 +461,7 @@ static int do_doctor(void)
 		.root = getenv("HIBERNATE_DOCTOR_ROOT"),
 		.target = target_request(),
 		.image_size = ctl.cfg.opts.image_size,
+		.encrypt = ctl.cfg.encrypt || ctl.cfg.key_file,
 	};
 	int worst = hib_doctor(&in, doctor_line, NULL);
 

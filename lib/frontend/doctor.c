@@ -98,9 +98,32 @@ static void check_lockdown(struct ctx *c)
 	}
 	report(c, HIB_DOCTOR_FAIL, "lockdown",
 	       "kernel lockdown is on (%.*s), usually because of Secure Boot: the kernel refuses "
-	       "hibernation. Turn Secure Boot off in the firmware, or boot with lockdown=none on "
-	       "a kernel that allows it",
+	       "hibernation, and a kernel booted with Secure Boot ignores lockdown=none. Turn "
+	       "Secure Boot off in the firmware, or stop shim enforcing it with mokutil "
+	       "--disable-validation (it asks for a password at the next boot)",
 	       (int)strcspn(sel + 1, "]\n"), sel + 1);
+}
+
+/* /sys/power/disk shows [disabled] when the kernel refuses hibernation for a
+ * reason of its own: lockdown, secret memory in use (memfd_secret), or memory
+ * it cannot save (CXL). No file: no CONFIG_HIBERNATION, which snapshot-device
+ * already says. */
+static void check_power_disk(struct ctx *c)
+{
+	char buf[256];
+
+	if (read_file(c, "/sys/power/disk", buf, sizeof(buf)) < 0)
+		return;
+	buf[strcspn(buf, "\n")] = 0;
+	if (strstr(buf, "[disabled]")) {
+		report(c, HIB_DOCTOR_FAIL, "power-disk",
+		       "/sys/power/disk says [disabled]: the kernel refuses hibernation, because of "
+		       "kernel lockdown (see lockdown), a program holding secret memory "
+		       "(memfd_secret, e.g. with secretmem.enable=1), or CXL memory it cannot save");
+		return;
+	}
+	report(c, HIB_DOCTOR_PASS, "power-disk", "the kernel allows hibernation (/sys/power/disk: %s)",
+	       buf);
 }
 
 static void check_cmdline(struct ctx *c)
@@ -195,45 +218,142 @@ static uint64_t mem_total_bytes(struct ctx *c)
 	return (uint64_t)kib * 1024;
 }
 
+#define DOCTOR_DM_DEPTH 8
+
+/* The dm-crypt device under block device @dev, following the device-mapper
+ * stack down its slaves (swap on an LV on LUKS has the crypt one below the
+ * LV); 0 when there is none. */
+static dev_t dmcrypt_below(struct ctx *c, dev_t dev, int depth)
+{
+	char p[PATH_MAX], uuid[256], full[PATH_MAX];
+	struct dirent *e;
+	dev_t found = 0;
+	DIR *d;
+
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/uuid", major(dev), minor(dev));
+	if (read_file(c, p, uuid, sizeof(uuid)) >= 0 && strncmp(uuid, "CRYPT-", 6) == 0)
+		return dev;
+	if (depth >= DOCTOR_DM_DEPTH)
+		return 0;
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/slaves", major(dev), minor(dev));
+	path_of(c, p, full, sizeof(full));
+	d = opendir(full);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		char devp[PATH_MAX], num[32];
+		unsigned int ma, mi;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(devp, sizeof(devp), "/sys/class/block/%s/dev", e->d_name);
+		if (read_file(c, devp, num, sizeof(num)) >= 0 && sscanf(num, "%u:%u", &ma, &mi) == 2)
+			found = dmcrypt_below(c, makedev(ma, mi), depth + 1);
+	}
+	closedir(d);
+	return found;
+}
+
+/* The block device holding swap area @path (a device node, or a swap file's
+ * filesystem), under the root prefix; 0 when unknown. */
+static dev_t swap_area_dev(struct ctx *c, const char *path)
+{
+	char full[PATH_MAX];
+	struct stat st;
+
+	path_of(c, path, full, sizeof(full));
+	if (stat(full, &st) < 0)
+		return 0;
+	return S_ISREG(st.st_mode) ? st.st_dev : S_ISBLK(st.st_mode) ? st.st_rdev : 0;
+}
+
+/* dm-crypt device @dev's key in /etc/crypttab is a new random one at every
+ * boot (then no image on it can be read back). */
+static bool crypttab_random_key(struct ctx *c, dev_t dev, char *key, size_t keylen)
+{
+	char p[128], name[256], tab[8192], *line, *save = NULL;
+
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/name", major(dev), minor(dev));
+	if (read_file(c, p, name, sizeof(name)) < 0)
+		return false;
+	name[strcspn(name, "\n")] = 0;
+	if (!name[0] || read_file(c, "/etc/crypttab", tab, sizeof(tab)) < 0)
+		return false;
+	for (line = strtok_r(tab, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char n[256], d[512], k[512];
+
+		if (sscanf(line, "%255s %511s %511s", n, d, k) != 3 || strcmp(n, name))
+			continue;
+		if (strstr(k, "random") || strstr(k, "/dev/urandom")) {
+			snprintf(key, keylen, "%s", k);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Is the target on dm-crypt, and how is it keyed? */
 static void check_crypt(struct ctx *c, const struct hib_target *t)
 {
-	char p[128], uuid[256], name[256], tab[8192];
-	dev_t dev = hib_target_devnum(t);
+	dev_t dev = hib_target_devnum(t), crypt;
+	char key[512];
 
 	if (!dev) /* a disk image file */
 		return;
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/uuid", major(dev), minor(dev));
-	if (read_file(c, p, uuid, sizeof(uuid)) < 0 || strncmp(uuid, "CRYPT-", 6) != 0) {
+	crypt = dmcrypt_below(c, dev, 0);
+	if (!crypt) {
 		report(c, HIB_DOCTOR_PASS, "encrypted-swap", "the target is not on dm-crypt");
 		return;
 	}
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/name", major(dev), minor(dev));
-	if (read_file(c, p, name, sizeof(name)) < 0)
-		name[0] = 0;
-	name[strcspn(name, "\n")] = 0;
-	if (name[0] && read_file(c, "/etc/crypttab", tab, sizeof(tab)) >= 0) {
-		char *line, *save = NULL;
-
-		for (line = strtok_r(tab, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char n[256], dev[512], key[512];
-			if (sscanf(line, "%255s %511s %511s", n, dev, key) != 3 || strcmp(n, name))
-				continue;
-			if (strstr(key, "random") || strstr(key, "/dev/urandom")) {
-				report(c, HIB_DOCTOR_FAIL, "encrypted-swap",
-				       "%s is dm-crypt swap with a new random key at every boot "
-				       "(/etc/crypttab: %s): the image cannot be read back. Use a "
-				       "persistent key (a LUKS passphrase unlocked in the "
-				       "initramfs), or plain swap with hibernate --encrypt",
-				       hib_target_path(t), key);
-				return;
-			}
-		}
+	if (crypttab_random_key(c, crypt, key, sizeof(key))) {
+		report(c, HIB_DOCTOR_FAIL, "encrypted-swap",
+		       "%s is dm-crypt swap with a new random key at every boot "
+		       "(/etc/crypttab: %s): the image cannot be read back. Use a "
+		       "persistent key (a LUKS passphrase unlocked in the "
+		       "initramfs), or plain swap with hibernate --encrypt",
+		       hib_target_path(t), key);
+		return;
 	}
 	report(c, HIB_DOCTOR_WARN, "encrypted-swap",
 	       "%s is on dm-crypt: the initramfs must unlock it before hibernate resume runs "
 	       "(cryptsetup-initramfs does for devices listed in /etc/crypttab)",
 	       hib_target_path(t));
+}
+
+/* Encryption seals the image, but not what the kernel swaps out to make room
+ * for the snapshot: those pages go to the swap areas as they are and stay
+ * there after power-off. Only swap on dm-crypt keeps them from a reader of
+ * the disk (docs/threat-model.md). */
+static void check_clear_swap(struct ctx *c, const struct swaps_seen *sw)
+{
+	char clear[1024] = "";
+
+	if (!c->in->encrypt) {
+		report(c, HIB_DOCTOR_PASS, "clear-swap",
+		       "the image is not encrypted (no encrypt or key-file configured): whoever "
+		       "can read the disk while the machine is off can read its memory");
+		return;
+	}
+	for (int i = 0; i < sw->n; i++) {
+		dev_t dev = swap_area_dev(c, sw->v[i].path);
+
+		if (strncmp(sw->v[i].path, "/dev/zram", 9) == 0 || (dev && dmcrypt_below(c, dev, 0)))
+			continue;
+		size_t len = strlen(clear);
+
+		snprintf(clear + len, sizeof(clear) - len, "%s%s", len ? ", " : "", sw->v[i].path);
+	}
+	if (!clear[0]) {
+		report(c, HIB_DOCTOR_PASS, "clear-swap",
+		       "the image is encrypted and no swap area is in the clear");
+		return;
+	}
+	report(c, HIB_DOCTOR_WARN, "clear-swap",
+	       "the image is encrypted, but swap in the clear (%s) keeps what the kernel swaps "
+	       "out to make room for the snapshot, readable after power-off. Put swap on "
+	       "dm-crypt (LUKS, unlocked in the initramfs), or write the image to a file "
+	       "(hibernate prepare-file) with swap only on zram or dm-crypt",
+	       clear);
 }
 
 /* Room for the image: at most the kernel's image_size (2/5 of RAM by default). */
@@ -405,10 +525,12 @@ int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userda
 
 	check_snapshot_dev(&c);
 	check_lockdown(&c);
+	check_power_disk(&c);
 	check_cmdline(&c);
 	scan_swaps(&c, &sw);
 	check_zram(&c, &sw);
 	check_target(&c, &sw);
+	check_clear_swap(&c, &sw);
 	check_initramfs(&c);
 	hib_cmdline_free(&c.kc);
 	return c.worst;

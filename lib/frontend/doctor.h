@@ -16,6 +16,7 @@ struct hib_doctor_input {
 	 * the doctor sets the rest: the command line and swaps above, read-only. */
 	struct hib_target_request target;
 	int64_t image_size; /* configured image-size in bytes, -1 default */
+	bool encrypt;       /* the image is to be encrypted (passphrase, key file or TPM) */
 };
 
 /* One finding: @check names it (snapshot-device, lockdown, target, space, …),

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -108,17 +109,23 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int run(struct fx *f, const char *cmdline)
+static int run_encrypted(struct fx *f, const char *cmdline, bool encrypt)
 {
 	struct hib_doctor_input in = {
 		.root = f->root,
 		.cmdline = cmdline,
 		.target = { .spec = f->swapfile, .offset_set = true },
 		.image_size = -1,
+		.encrypt = encrypt,
 	};
 
 	f->n = 0;
 	return hib_doctor(&in, collect, f);
+}
+
+static int run(struct fx *f, const char *cmdline)
+{
+	return run_encrypted(f, cmdline, false);
 }
 
 static void healthy_machine_passes(void **state)
@@ -159,6 +166,75 @@ static void lockdown_fails(void **state)
 	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
 	assert_int_equal(verdict_of(f, "lockdown", &msg), HIB_DOCTOR_FAIL);
 	assert_non_null(strstr(msg, "Secure Boot"));
+	/* The kernel ignores lockdown=none under Secure Boot: not advice to give. */
+	assert_null(strstr(msg, "boot with lockdown=none"));
+	assert_non_null(strstr(msg, "mokutil --disable-validation"));
+}
+
+static void power_disk_disabled_fails(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+
+	put(f, "/sys/power/disk", "[platform] shutdown reboot suspend test_resume\n");
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "power-disk", NULL), HIB_DOCTOR_PASS);
+	put(f, "/sys/power/disk", "[disabled]\n");
+	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "power-disk", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "[disabled]"));
+	assert_non_null(strstr(msg, "memfd_secret"));
+}
+
+/* Swap on an LV on LUKS: the LV (dm-1) is not dm-crypt itself, its slave is. */
+static void put_lv_on_luks(struct fx *f)
+{
+	char p[256];
+
+	put(f, "/sys/class/block/dm-1/dev", "253:1\n");
+	put(f, "/sys/dev/block/253:1/dm/uuid", "LVM-abcdef\n");
+	put(f, "/sys/dev/block/253:1/slaves/dm-0/.keep", "");
+	put(f, "/sys/class/block/dm-0/dev", "253:0\n");
+	put(f, "/sys/dev/block/253:0/dm/uuid", "CRYPT-LUKS2-0123-sda3_crypt\n");
+	snprintf(p, sizeof(p), "%s/dev/dm-1", f->root);
+	assert_int_equal(mknod(p, S_IFBLK | 0600, makedev(253, 1)), 0);
+	snprintf(p, sizeof(p), "%s/dev/mapper", f->root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/dev/mapper/vg-swap", f->root);
+	assert_int_equal(symlink("../dm-1", p), 0);
+}
+
+static void clear_swap_warns_only_when_encrypting(void **state)
+{
+	struct fx *f = *state;
+	char swaps[1024];
+	const char *msg = "";
+
+	put_lv_on_luks(f);
+	snprintf(swaps, sizeof(swaps),
+		 "Filename\tType\tSize\tUsed\tPriority\n%s file 1048572 0 -2\n"
+		 "/dev/mapper/vg-swap partition 1048572 0 -3\n/dev/zram0 partition 1000 0 100\n",
+		 f->swapfile);
+	put(f, "/proc/swaps", swaps);
+
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "clear-swap", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "not encrypted"));
+
+	/* Encrypting: the plain swap file is named, the LV on LUKS and zram are not. */
+	run_encrypted(f, "resume=/dev/vda1", true);
+	assert_int_equal(verdict_of(f, "clear-swap", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, f->swapfile));
+	assert_null(strstr(msg, "vg-swap"));
+	assert_null(strstr(msg, "/dev/zram0"));
+	assert_non_null(strstr(msg, "dm-crypt"));
+
+	/* Only the LV on LUKS (and zram): nothing in the clear. */
+	put(f, "/proc/swaps",
+	    "Filename\tType\tSize\tUsed\tPriority\n/dev/mapper/vg-swap partition 1048572 0 -3\n"
+	    "/dev/zram0 partition 1000 0 100\n");
+	run_encrypted(f, "resume=/dev/vda1", true);
+	assert_int_equal(verdict_of(f, "clear-swap", NULL), HIB_DOCTOR_PASS);
 }
 
 static void nohibernate_fails(void **state)
@@ -331,6 +407,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(healthy_machine_passes, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_snapshot_device_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(lockdown_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(power_disk_disabled_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(clear_swap_warns_only_when_encrypting, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(nohibernate_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(zram_only_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(not_swap_fails, setup, teardown),
