@@ -115,6 +115,12 @@ static void check_power_disk(struct ctx *c)
 	if (read_file(c, "/sys/power/disk", buf, sizeof(buf)) < 0)
 		return;
 	buf[strcspn(buf, "\n")] = 0;
+	if (strstr(buf, "[disabled]") && c->kc.hibernate_no) {
+		report(c, HIB_DOCTOR_FAIL, "power-disk",
+		       "/sys/power/disk says [disabled]: the kernel command line turns hibernation "
+		       "off (see kernel-cmdline)");
+		return;
+	}
 	if (strstr(buf, "[disabled]")) {
 		report(c, HIB_DOCTOR_FAIL, "power-disk",
 		       "/sys/power/disk says [disabled]: the kernel refuses hibernation, because of "

@@ -184,6 +184,10 @@ static void power_disk_disabled_fails(void **state)
 	assert_int_equal(verdict_of(f, "power-disk", &msg), HIB_DOCTOR_FAIL);
 	assert_non_null(strstr(msg, "[disabled]"));
 	assert_non_null(strstr(msg, "memfd_secret"));
+	/* nohibernate disables it too: then that is the reason given. */
+	run(f, "quiet nohibernate");
+	assert_int_equal(verdict_of(f, "power-disk", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "command line"));
 }
 
 /* Swap on an LV on LUKS: the LV (dm-1) is not dm-crypt itself, its slave is. */
