@@ -128,8 +128,8 @@ static void check_power_disk(struct ctx *c)
 		       "(memfd_secret, e.g. with secretmem.enable=1), or CXL memory it cannot save");
 		return;
 	}
-	report(c, HIB_DOCTOR_PASS, "power-disk", "the kernel allows hibernation (/sys/power/disk: %s)",
-	       buf);
+	report(c, HIB_DOCTOR_PASS, "power-disk",
+	       "the kernel allows hibernation (/sys/power/disk: %s)", buf);
 }
 
 static void check_cmdline(struct ctx *c)
@@ -253,7 +253,8 @@ static dev_t dmcrypt_below(struct ctx *c, dev_t dev, int depth)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(devp, sizeof(devp), "/sys/class/block/%s/dev", e->d_name);
-		if (read_file(c, devp, num, sizeof(num)) >= 0 && sscanf(num, "%u:%u", &ma, &mi) == 2)
+		if (read_file(c, devp, num, sizeof(num)) >= 0 &&
+		    sscanf(num, "%u:%u", &ma, &mi) == 2)
 			found = dmcrypt_below(c, makedev(ma, mi), depth + 1);
 	}
 	closedir(d);
@@ -343,7 +344,8 @@ static void check_clear_swap(struct ctx *c, const struct swaps_seen *sw)
 	for (int i = 0; i < sw->n; i++) {
 		dev_t dev = swap_area_dev(c, sw->v[i].path);
 
-		if (strncmp(sw->v[i].path, "/dev/zram", 9) == 0 || (dev && dmcrypt_below(c, dev, 0)))
+		if (strncmp(sw->v[i].path, "/dev/zram", 9) == 0 ||
+		    (dev && dmcrypt_below(c, dev, 0)))
 			continue;
 		size_t len = strlen(clear);
 
