@@ -524,6 +524,22 @@ static int ask_image_secret(void)
 	return 0;
 }
 
+/* An image resume would refuse is not worth writing: with require-encryption
+ * on, it must be encrypted. */
+static int check_sealing_required(void)
+{
+	enum hib_require want = ctl.cfg.opts.require_encryption;
+
+	if (want == HIB_REQUIRE_NOTHING || ctl.cfg.encrypt)
+		return 0;
+	say("require-encryption is on (%s), so resume would refuse an image that is not "
+	    "encrypted; nothing was done. Set encrypt = yes in %s (or --encrypt), or "
+	    "require-encryption = no",
+	    ctl.cfg.require_encryption > 0 ? "require-encryption = yes" : "key-file is set",
+	    ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH);
+	return -EPERM;
+}
+
 /* The target is known; only now prepare the system for the cycle: the pre
  * hooks. Returns 0, or the exit code when they stopped it (undone already). */
 static int hooks_before(struct hib_hook_config *hc, struct hib_hooks **hooks)
@@ -590,6 +606,8 @@ static int do_hibernate(void)
 	const char *name;
 	int r;
 
+	if (check_sealing_required() < 0)
+		return EXIT_FAILURE;
 	r = pick_target(true, &t);
 	if (r < 0)
 		return EXIT_FAILURE;
@@ -962,6 +980,11 @@ static const struct cli_option options[] = {
 	  .help = "encrypt the image: asks for a passphrase (Argon2id),\n"
 		  "or uses --key-file; resume asks for it again" },
 	{ "key-file", 0, "FILE", "key-file", .help = "the key file for --encrypt and for resume" },
+	{ "require-encryption", 0, NULL, "require-encryption", "yes",
+	  .help = "resume only images sealed with the configured kind of key\n"
+		  "(the default when encrypt or key-file is set)" },
+	{ "no-require-encryption", 0, NULL, "require-encryption", "no",
+	  .help = "resume images that are not encrypted too" },
 	{ "force", 0, NULL, "force", "yes", .help = "a failing hook does not abort the cycle" },
 	{ "no-hooks", 0, NULL, NULL, .set = &ctl.no_hooks,
 	  .help = "run no hooks (see hibernate-hooks(7))",
@@ -1228,6 +1251,7 @@ static void parse_args(int argc, char **argv)
 	load_config();
 	apply_options(given);
 	ctl.cfg.opts.stats = log_stats;
+	ctl.cfg.opts.require_encryption = hib_config_require(&ctl.cfg);
 }
 
 int main(int argc, char **argv)
