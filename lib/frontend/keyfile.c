@@ -84,8 +84,8 @@ static int key_file_open(const char *path, int *ret_fd, size_t *ret_size, struct
 
 int hib_key_file_check(const char *path, struct hib_error *err)
 {
-	size_t size;
-	int fd, r;
+	size_t size = 0;
+	int fd = -1, r;
 
 	r = key_file_open(path, &fd, &size, err);
 	if (r == 0)
@@ -105,7 +105,7 @@ int hib_key_file_read(const char *path, struct hib_key_file *ret, struct hib_err
 {
 	_cleanup_(closep) int fd = -1;
 	struct hib_key_file k = { 0 };
-	size_t size, got = 0;
+	size_t size = 0, got = 0;
 	ssize_t n = 0;
 	int r;
 
