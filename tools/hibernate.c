@@ -459,6 +459,9 @@ static int do_doctor(void)
 		.root = getenv("HIBERNATE_DOCTOR_ROOT"),
 		.target = target_request(),
 		.image_size = ctl.cfg.opts.image_size,
+		.encrypt = ctl.cfg.encrypt,
+		.require = ctl.cfg.opts.require_encryption,
+		.key_file = ctl.cfg.key_file,
 	};
 	int worst = hib_doctor(&in, doctor_line, NULL);
 
