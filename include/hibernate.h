@@ -288,6 +288,21 @@ struct hib_secret {
 };
 
 /*
+ * require-encryption: the images hib_resume accepts, by how they are sealed.
+ * Decided from the header before a block is read; any other image is refused
+ * and discarded (-EPERM, the swap signature put back). Without it, whoever
+ * can write the swap area while the machine is off can have a plain image of
+ * their own restored: its checksums need no key.
+ */
+enum hib_require {
+	HIB_REQUIRE_NOTHING = 0,    /* any image, encrypted or not */
+	HIB_REQUIRE_PASSPHRASE = 1, /* encrypted, its key wrapped under a passphrase */
+	HIB_REQUIRE_KEY_FILE = 2,   /* encrypted, its key wrapped under a key file */
+};
+/* For messages: "a passphrase", "a key file"; "nothing" for HIB_REQUIRE_NOTHING. */
+const char *hib_require_name(enum hib_require r);
+
+/*
  * Resume of an encrypted image: asked for the secret, @attempt counting from
  * 1. Fill @ret (the data must stay valid until the next call or the end of
  * hib_resume) and return 0, or return -errno to give up.
@@ -322,6 +337,8 @@ struct hib_options {
 	hib_secret_fn ask_secret;
 	void *ask_secret_userdata;
 	int secret_attempts; /* 0 = 3 */
+	/* Resume: only images sealed this way (see enum hib_require; default: any). */
+	enum hib_require require_encryption;
 	/* Resume: an image written by another kernel is kept (for a boot of that
 	 * kernel: HIB_RESUME_KEPT) instead of discarded.  Safe because a later resume
 	 * still refuses it when this boot changed the filesystems it remembers. */
@@ -419,7 +436,8 @@ enum hib_resume_outcome {
  * any failure, the swap signature is restored (unless the target is
  * read-only: -EBADF, nothing written) and -errno returned: -EBADMSG corrupt,
  * -EXDEV image of another kernel, -EPROTO other format version, -ENODEV no
- * @snap. @ret_outcome and @ret_stats may be NULL.
+ * @snap, -EPERM not sealed as @o->require_encryption demands (nothing read
+ * past the header, nothing written but the signature and the wiped header). @ret_outcome and @ret_stats may be NULL.
  */
 int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
 	       enum hib_resume_outcome *ret_outcome, struct hib_stats *ret_stats);

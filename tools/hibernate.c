@@ -26,6 +26,7 @@
 #include "frontend/stats.h"
 #include "hibernate.h"
 #include "frontend/hooks.h"
+#include "frontend/keyfile.h"
 #include "util/util.h"
 
 #define EXIT_USAGE 2
@@ -243,23 +244,17 @@ static void secret_wipe(struct secret_buf *b)
 	explicit_bzero(b, sizeof(*b));
 }
 
-static int read_key_file(const char *path, struct secret_buf *b)
+/* The key file, checked and read whole into locked memory (lib/frontend/keyfile.c). */
+static int read_key_file(const char *path, struct hib_key_file *k)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	struct hib_error err;
+	int r;
 
-	if (fd < 0) {
-		say("%s: cannot open the key file: %s", path, strerror(errno));
-		return -errno;
-	}
-	n = read(fd, b->data, sizeof(b->data));
-	close(fd);
-	if (n <= 0) {
-		say("%s: the key file is empty or unreadable", path);
-		return -EINVAL;
-	}
-	b->len = (size_t)n;
-	return 0;
+	hib_key_file_free(k);
+	r = hib_key_file_read(path, k, &err);
+	if (r < 0)
+		say("%s", err.msg);
+	return r;
 }
 
 /* A line from the console with echo off; from stdin as it is when not a terminal. */
@@ -290,6 +285,7 @@ static int read_passphrase(const char *prompt, struct secret_buf *b)
 }
 
 static struct secret_buf resume_secret, hibernate_secret;
+static struct hib_key_file resume_key, hibernate_key;
 
 static int ask_secret(int attempt, const char *what, struct hib_secret *ret, void *ud)
 {
@@ -301,19 +297,21 @@ static int ask_secret(int attempt, const char *what, struct hib_secret *ret, voi
 		/* A key file does not get better by asking again. */
 		if (attempt > 1)
 			return -EACCES;
-		r = read_key_file(ctl.cfg.key_file, &resume_secret);
+		r = read_key_file(ctl.cfg.key_file, &resume_key);
 		if (r < 0)
 			return r;
 		ret->kind = HIB_SECRET_KEYFILE;
-	} else {
-		snprintf(prompt, sizeof(prompt),
-			 "Passphrase for the hibernation image%s: ", attempt > 1 ? " (again)" : "");
-		r = read_passphrase(prompt, &resume_secret);
-		if (r < 0)
-			return r;
-		ret->kind = HIB_SECRET_PASSPHRASE;
+		ret->data = resume_key.data;
+		ret->len = resume_key.len;
+		return 0;
 	}
 	(void)what;
+	snprintf(prompt, sizeof(prompt),
+		 "Passphrase for the hibernation image%s: ", attempt > 1 ? " (again)" : "");
+	r = read_passphrase(prompt, &resume_secret);
+	if (r < 0)
+		return r;
+	ret->kind = HIB_SECRET_PASSPHRASE;
 	ret->data = resume_secret.data;
 	ret->len = resume_secret.len;
 	return 0;
@@ -461,7 +459,9 @@ static int do_doctor(void)
 		.root = getenv("HIBERNATE_DOCTOR_ROOT"),
 		.target = target_request(),
 		.image_size = ctl.cfg.opts.image_size,
-		.encrypt = ctl.cfg.encrypt || ctl.cfg.key_file,
+		.encrypt = ctl.cfg.encrypt,
+		.require = ctl.cfg.opts.require_encryption,
+		.key_file = ctl.cfg.key_file,
 	};
 	int worst = hib_doctor(&in, doctor_line, NULL);
 
@@ -499,28 +499,48 @@ static int ask_image_secret(void)
 	int r;
 
 	if (ctl.cfg.key_file) {
-		r = read_key_file(ctl.cfg.key_file, b1);
-		sec.kind = HIB_SECRET_KEYFILE;
-	} else {
-		r = read_passphrase("Passphrase for the hibernation image: ", b1);
-		if (r == 0 && isatty(STDIN_FILENO)) {
-			r = read_passphrase("Passphrase again: ", &b2);
-			if (r == 0 && (b1->len != b2.len || memcmp(b1->data, b2.data, b1->len))) {
-				say("the passphrases differ; nothing was done");
-				r = -EINVAL;
-			}
-			secret_wipe(&b2);
-		}
-		if (r == -ENODATA)
-			say("an empty passphrase would not protect anything; nothing was done");
-		sec.kind = HIB_SECRET_PASSPHRASE;
+		r = read_key_file(ctl.cfg.key_file, &hibernate_key);
+		if (r < 0)
+			return r;
+		sec = (struct hib_secret){ HIB_SECRET_KEYFILE, hibernate_key.data,
+					   hibernate_key.len };
+		ctl.cfg.opts.secret = &sec;
+		return 0;
 	}
+	r = read_passphrase("Passphrase for the hibernation image: ", b1);
+	if (r == 0 && isatty(STDIN_FILENO)) {
+		r = read_passphrase("Passphrase again: ", &b2);
+		if (r == 0 && (b1->len != b2.len || memcmp(b1->data, b2.data, b1->len))) {
+			say("the passphrases differ; nothing was done");
+			r = -EINVAL;
+		}
+		secret_wipe(&b2);
+	}
+	if (r == -ENODATA)
+		say("an empty passphrase would not protect anything; nothing was done");
+	sec.kind = HIB_SECRET_PASSPHRASE;
 	if (r < 0)
 		return r;
 	sec.data = b1->data;
 	sec.len = b1->len;
 	ctl.cfg.opts.secret = &sec;
 	return 0;
+}
+
+/* An image resume would refuse is not worth writing: with require-encryption
+ * on, it must be encrypted. */
+static int check_sealing_required(void)
+{
+	enum hib_require want = ctl.cfg.opts.require_encryption;
+
+	if (want == HIB_REQUIRE_NOTHING || ctl.cfg.encrypt)
+		return 0;
+	say("require-encryption is on (%s), so resume would refuse an image that is not "
+	    "encrypted; nothing was done. Set encrypt = yes in %s (or --encrypt), or "
+	    "require-encryption = no",
+	    ctl.cfg.require_encryption > 0 ? "require-encryption = yes" : "key-file is set",
+	    ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH);
+	return -EPERM;
 }
 
 /* The target is known; only now prepare the system for the cycle: the pre
@@ -589,6 +609,8 @@ static int do_hibernate(void)
 	const char *name;
 	int r;
 
+	if (check_sealing_required() < 0)
+		return EXIT_FAILURE;
 	r = pick_target(true, &t);
 	if (r < 0)
 		return EXIT_FAILURE;
@@ -624,6 +646,7 @@ static int do_hibernate(void)
 	cancel_disarm();
 	/* In either world (resumed or not), the passphrase has served its purpose. */
 	secret_wipe(&hibernate_secret);
+	hib_key_file_free(&hibernate_key);
 	hib_snapshot_close(snap);
 	if (r == 0 && outcome == HIB_SUSPEND_TEST_WRITTEN)
 		r = test_restore(t);
@@ -758,6 +781,7 @@ static int do_resume(void)
 	/* Without the snapshot device the image cannot be restored: discard it all the same. */
 	r = hib_resume(t, r < 0 ? NULL : snap, &ctl.cfg.opts, &outcome, NULL);
 	secret_wipe(&resume_secret);
+	hib_key_file_free(&resume_key);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
 	/* An image kept for another kernel is not resumed either. */
@@ -959,6 +983,11 @@ static const struct cli_option options[] = {
 	  .help = "encrypt the image: asks for a passphrase (Argon2id),\n"
 		  "or uses --key-file; resume asks for it again" },
 	{ "key-file", 0, "FILE", "key-file", .help = "the key file for --encrypt and for resume" },
+	{ "require-encryption", 0, NULL, "require-encryption", "yes",
+	  .help = "resume only images sealed with the configured kind of key\n"
+		  "(the default when encrypt or key-file is set)" },
+	{ "no-require-encryption", 0, NULL, "require-encryption", "no",
+	  .help = "resume images that are not encrypted too" },
 	{ "force", 0, NULL, "force", "yes", .help = "a failing hook does not abort the cycle" },
 	{ "no-hooks", 0, NULL, NULL, .set = &ctl.no_hooks,
 	  .help = "run no hooks (see hibernate-hooks(7))",
@@ -1225,6 +1254,7 @@ static void parse_args(int argc, char **argv)
 	load_config();
 	apply_options(given);
 	ctl.cfg.opts.stats = log_stats;
+	ctl.cfg.opts.require_encryption = hib_config_require(&ctl.cfg);
 }
 
 int main(int argc, char **argv)

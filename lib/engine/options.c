@@ -60,3 +60,16 @@ int hib_codec_parse(const char *text, enum hib_codec_choice *ret_codec, int *ret
 		}
 	return -EINVAL;
 }
+
+const char *hib_require_name(enum hib_require r)
+{
+	switch (r) {
+	case HIB_REQUIRE_NOTHING:
+		return "nothing";
+	case HIB_REQUIRE_PASSPHRASE:
+		return "a passphrase";
+	case HIB_REQUIRE_KEY_FILE:
+		return "a key file";
+	}
+	return "an unknown kind of key";
+}

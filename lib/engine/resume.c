@@ -17,6 +17,7 @@
  * filesystems the image remembers, so a kept image could only do harm later.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -302,25 +303,73 @@ static int resume_locate(struct cycle *c)
 	return 0;
 }
 
-/* Only the kernel that wrote it, over the filesystems as it left them, and
- * with the key that sealed it. */
+/* How the image is sealed, as require-encryption names it; -1 for a key
+ * derivation this version does not know. */
+static int image_sealing(const struct hib_header *h)
+{
+	if (!(h->flags & HIB_HFLAG_ENCRYPTED))
+		return HIB_REQUIRE_NOTHING;
+	switch (h->crypt.kdf) {
+	case HIB_KDF_ARGON2ID:
+		return HIB_REQUIRE_PASSPHRASE;
+	case HIB_KDF_KEYFILE:
+		return HIB_REQUIRE_KEY_FILE;
+	}
+	return -1;
+}
+
+/* require-encryption, from the header alone: a plain image needs no key to
+ * forge, and one sealed with another kind of key than this system's was not
+ * necessarily sealed by its owner. */
+static int check_sealing(const struct hib_target *t, const struct hib_header *h,
+			 enum hib_require want)
+{
+	int got = image_sealing(h);
+	char found[64];
+
+	if (want == HIB_REQUIRE_NOTHING || got == (int)want)
+		return 0;
+	if (got == HIB_REQUIRE_NOTHING)
+		snprintf(found, sizeof(found), "not encrypted");
+	else
+		snprintf(found, sizeof(found), "sealed with %s",
+			 hib_require_name((enum hib_require)got));
+	return log_err(-EPERM,
+		       "%s: refused: the image is %s, and require-encryption accepts only images "
+		       "sealed with %s",
+		       hib_target_path(t), found, hib_require_name(want));
+}
+
+/* An active swap area (hibernate --test restores from the area it just wrote):
+ * the kernel refuses writes to it (ETXTBSY) unless this handle names it, and
+ * we must write its signature. In an initramfs no swap is active. */
+static void name_swap_area(struct cycle *c)
+{
+	struct hib_target *t = c->rc.t;
+
+	if (hib_target_is_swap(t) && hib_target_swap_active(t, NULL) == 1 &&
+	    c->snap->ops->set_swap_area(c->snap, hib_target_devnum(t), hib_target_offset_pages(t)) <
+		    0)
+		log_debug("%s: active swap, and the kernel refused it as the swap area",
+			  hib_target_path(t));
+}
+
+/* Sealed as required, only the kernel that wrote it, over the filesystems as
+ * it left them, and with the key that sealed it. */
 static int resume_verify(struct cycle *c)
 {
 	struct resume_ctx *rc = &c->rc;
 	struct hib_target *t = rc->t;
 	const struct hib_header *h = rc->img.hdr;
+	bool kernel = hib_snapshot_can(c->snap, HIB_SNAP_CAP_FREEZES_SYSTEM);
 	int r;
 
-	if (hib_snapshot_can(c->snap, HIB_SNAP_CAP_FREEZES_SYSTEM)) {
-		/* An active swap area (hibernate --test restores from the area it just
-		 * wrote): the kernel refuses writes to it (ETXTBSY) unless this handle
-		 * names it, and we must write its signature. In an initramfs no swap is
-		 * active. */
-		if (hib_target_is_swap(t) && hib_target_swap_active(t, NULL) == 1 &&
-		    c->snap->ops->set_swap_area(c->snap, hib_target_devnum(t),
-						hib_target_offset_pages(t)) < 0)
-			log_debug("%s: active swap, and the kernel refused it as the swap area",
-				  hib_target_path(t));
+	if (kernel)
+		name_swap_area(c);
+	r = check_sealing(t, h, c->o->require_encryption);
+	if (r < 0)
+		return r;
+	if (kernel) {
 		r = check_kernel(t, h);
 		if (r == -EXDEV && c->o->keep_on_kernel_mismatch) {
 			log_warn("%s: image kept for a boot of kernel %s (kernel-mismatch = keep)",

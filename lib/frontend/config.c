@@ -250,6 +250,42 @@ static void get_key_file(const struct hib_config *c, char *b, size_t l)
 	snprintf(b, l, "%s", c->key_file ? c->key_file : "(none)");
 }
 
+static int set_require_encryption(struct hib_config *c, const char *v)
+{
+	bool b;
+	int r = parse_bool(v, &b);
+
+	if (r == 0)
+		c->require_encryption = b;
+	return r;
+}
+
+static void get_require_encryption(const struct hib_config *c, char *b, size_t l)
+{
+	enum hib_require r = hib_config_require(c);
+
+	if (r == HIB_REQUIRE_NOTHING)
+		snprintf(b, l, "no (resume takes plain images too)");
+	else
+		snprintf(b, l, "yes (only images sealed with %s)", hib_require_name(r));
+}
+
+enum hib_require hib_config_sealing(const struct hib_config *c)
+{
+	if (c->key_file)
+		return HIB_REQUIRE_KEY_FILE;
+	return c->encrypt ? HIB_REQUIRE_PASSPHRASE : HIB_REQUIRE_NOTHING;
+}
+
+enum hib_require hib_config_require(const struct hib_config *c)
+{
+	enum hib_require kind = hib_config_sealing(c);
+
+	if (c->require_encryption == 0 || (c->require_encryption < 0 && !kind))
+		return HIB_REQUIRE_NOTHING;
+	return kind ? kind : HIB_REQUIRE_PASSPHRASE;
+}
+
 static int set_powerdown(struct hib_config *c, const char *v)
 {
 	static const char *const names[] = {
@@ -305,6 +341,7 @@ static const struct key keys[] = {
 	{ "kernel-mismatch", set_kernel_mismatch, get_kernel_mismatch, NULL },
 	{ "encrypt", set_encrypt, get_encrypt, NULL },
 	{ "key-file", set_key_file, get_key_file, NULL },
+	{ "require-encryption", set_require_encryption, get_require_encryption, NULL },
 	{ "systemd-hooks", set_systemd_hooks, get_systemd_hooks, NULL },
 	{ "pm-utils-hooks", set_pmutils_hooks, get_pmutils_hooks, NULL },
 	{ "force", set_force, get_force, NULL },
@@ -384,6 +421,7 @@ void hib_config_init(struct hib_config *c)
 	memset(c, 0, sizeof(*c));
 	c->loglevel = -1;
 	c->cancel = true;
+	c->require_encryption = -1;
 	c->hook_timeout = 30;
 	hib_options_init(&c->opts);
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)

@@ -29,10 +29,11 @@ struct hib_config {
 	char *device;
 	uint64_t offset;
 	bool offset_set;
-	int loglevel;   /* -1: not set */
-	bool cancel;    /* Esc cancels while writing (default yes) */
-	bool encrypt;   /* encrypt the image (passphrase, or key-file if set) */
-	char *key_file; /* key file for encryption and resume */
+	int loglevel;           /* -1: not set */
+	bool cancel;            /* Esc cancels while writing (default yes) */
+	bool encrypt;           /* encrypt the image (passphrase, or key-file if set) */
+	char *key_file;         /* key file for encryption and resume */
+	int require_encryption; /* 1 yes, 0 no, -1 not set: on when encryption is configured */
 	struct hib_options opts;
 
 	/* Hooks. */
@@ -60,6 +61,16 @@ int hib_config_set_from(struct hib_config *c, const char *key, const char *value
 /* A whole file; on error *ret_line is the offending line. -ENOENT when absent. */
 int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, char *err,
 		    size_t errlen);
+
+/* The kind of key this configuration seals images with, whether or not
+ * encrypt is on: the key file when key-file is set, else a passphrase with
+ * encrypt = yes; HIB_REQUIRE_NOTHING when neither is set. */
+enum hib_require hib_config_sealing(const struct hib_config *c);
+/* The images resume accepts (hib_options.require_encryption): with
+ * require-encryption on (yes, or not set and hib_config_sealing is not
+ * NOTHING), hib_config_sealing's kind, a passphrase when nothing is
+ * configured; with it off, any. */
+enum hib_require hib_config_require(const struct hib_config *c);
 
 /* The file's keys, in the order `hibernate status` shows them: the @i-th (from 0), NULL
  * past the last. *@ret_hook_env (may be NULL) gets the environment variable a shipped

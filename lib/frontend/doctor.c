@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 
 #include "frontend/doctor.h"
+#include "frontend/keyfile.h"
 #include "util/util.h"
 
 struct ctx {
@@ -337,8 +338,8 @@ static void check_clear_swap(struct ctx *c, const struct swaps_seen *sw)
 
 	if (!c->in->encrypt) {
 		report(c, HIB_DOCTOR_PASS, "clear-swap",
-		       "the image is not encrypted (no encrypt or key-file configured): whoever "
-		       "can read the disk while the machine is off can read its memory");
+		       "the image is not encrypted (encrypt is off): whoever can read the disk "
+		       "while the machine is off can read its memory");
 		return;
 	}
 	for (int i = 0; i < sw->n; i++) {
@@ -520,6 +521,48 @@ static void check_initramfs(struct ctx *c)
 		       p, p);
 }
 
+/* What resume will take (require-encryption), and whether hibernate writes it. */
+static void check_encryption(struct ctx *c)
+{
+	const struct hib_doctor_input *in = c->in;
+
+	if (in->require == HIB_REQUIRE_NOTHING && !in->encrypt)
+		report(c, HIB_DOCTOR_PASS, "encryption",
+		       "images are not encrypted, and resume takes them (require-encryption is "
+		       "off)");
+	else if (in->require == HIB_REQUIRE_NOTHING)
+		report(c, HIB_DOCTOR_WARN, "encryption",
+		       "images are encrypted, but require-encryption = no: resume also restores "
+		       "an image that is not, which whoever can write the swap area can make. "
+		       "Remove require-encryption = no from " HIB_CONFIG_PATH);
+	else if (!in->encrypt)
+		report(c, HIB_DOCTOR_FAIL, "encryption",
+		       "require-encryption is on, but encrypt is not: hibernate will not write an "
+		       "image its resume would refuse. Set encrypt = yes in " HIB_CONFIG_PATH
+		       ", or require-encryption = no");
+	else
+		report(c, HIB_DOCTOR_PASS, "encryption",
+		       "resume takes only images sealed with %s (require-encryption)",
+		       hib_require_name(in->require));
+}
+
+/* The key file hibernate and resume would read: taken, or why not. */
+static void check_key_file(struct ctx *c)
+{
+	struct hib_error err;
+	char p[PATH_MAX];
+
+	if (!c->in->key_file)
+		return;
+	path_of(c, c->in->key_file, p, sizeof(p));
+	if (hib_key_file_check(p, &err) < 0)
+		report(c, HIB_DOCTOR_FAIL, "key-file", "%s", err.msg);
+	else
+		report(c, HIB_DOCTOR_PASS, "key-file",
+		       "%s: root's, no group or other access, %u to %u bytes", p, HIB_KEY_FILE_MIN,
+		       HIB_KEY_FILE_MAX);
+}
+
 int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userdata)
 {
 	struct ctx c = { .in = in, .fn = fn, .ud = userdata };
@@ -540,6 +583,8 @@ int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userda
 	check_target(&c, &sw);
 	check_clear_swap(&c, &sw);
 	check_initramfs(&c);
+	check_encryption(&c);
+	check_key_file(&c);
 	hib_cmdline_free(&c.kc);
 	return c.worst;
 }

@@ -15,8 +15,10 @@ struct hib_doctor_input {
 	/* The target as hibernate is told of it (--device, device =, their offsets);
 	 * the doctor sets the rest: the command line and swaps above, read-only. */
 	struct hib_target_request target;
-	int64_t image_size; /* configured image-size in bytes, -1 default */
-	bool encrypt;       /* the image is to be encrypted (passphrase, key file or TPM) */
+	int64_t image_size;       /* configured image-size in bytes, -1 default */
+	bool encrypt;             /* hibernate encrypts the image (encrypt =) */
+	enum hib_require require; /* what resume accepts (require-encryption) */
+	const char *key_file;     /* key-file =, or NULL; looked for under @root */
 };
 
 /* One finding: @check names it (snapshot-device, lockdown, target, space, …),

@@ -729,6 +729,75 @@ static void options_set_their_keys(void **state)
 	run_free(&t.run);
 }
 
+/* require-encryption follows the encryption configured, unless it is set. */
+static void require_encryption_default_follows_encryption(void **state)
+{
+	static const struct {
+		const char *conf, *want;
+	} cases[] = {
+		{ "", "no (resume takes plain images too)" },
+		{ "encrypt = yes\n", "yes (only images sealed with a passphrase)" },
+		{ "key-file = /etc/k\n", "yes (only images sealed with a key file)" },
+		{ "encrypt = yes\nkey-file = /etc/k\n",
+		  "yes (only images sealed with a key file)" },
+		{ "key-file = /etc/k\nrequire-encryption = no\n", "no (" },
+		{ "require-encryption = yes\n", "yes (only images sealed with a passphrase)" },
+	};
+	struct fx *f = *state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run r;
+		char *line;
+
+		write_text_file(f->conf, cases[i].conf);
+		r = RUN("status", "--config", f->conf, "--device", f->swap);
+		expect(&r, 0, "config:\n", NULL);
+		line = config_line(r.out, "  require-encryption ");
+		if (!line || !strstr(line, cases[i].want))
+			fail_msg("config '%s': want require-encryption '%s':\n%s", cases[i].conf,
+				 cases[i].want, r.out);
+		free(line);
+		run_free(&r);
+	}
+}
+
+/* An image its own resume would refuse is not written: nothing is done. */
+static void hibernate_refuses_plain_image_when_encryption_required(void **state)
+{
+	struct fx *f = *state;
+	uint64_t before = hash_file(f->swap);
+	struct run r;
+
+	write_text_file(f->conf, "key-file = /etc/k\n");
+	r = RUN("--config", f->conf, "--device", f->swap, "--snapshot-device", NO_SNAPSHOT,
+		"--no-hooks");
+	expect(&r, 1, NULL, "require-encryption is on (key-file is set)");
+	assert_non_null(strstr(r.err, "Set encrypt = yes"));
+	run_free(&r);
+	assert_true(hash_file(f->swap) == before);
+}
+
+/* The key file's rules reach the user as the library words them. */
+static void hibernate_refuses_readable_key_file(void **state)
+{
+	struct fx *f = *state;
+	char key[PATH_MAX], want[PATH_MAX + 16];
+	uint64_t before = hash_file(f->swap);
+	struct run r;
+	int fd = make_temp(key, "cli-key");
+
+	assert_int_equal(write(fd, "0123456789abcdef0123456789abcdef", 32), 32);
+	assert_int_equal(fchmod(fd, 0644), 0);
+	close(fd);
+	/* --offset 0: the swap file as a disk image, not the blocks under it. */
+	r = RUN("--config", f->conf, "--device", f->swap, "--offset", "0", "--snapshot-device",
+		NO_SNAPSHOT, "--no-hooks", "--encrypt", "--key-file", key);
+	snprintf(want, sizeof(want), "chmod 600 %s", key);
+	expect(&r, 1, NULL, want);
+	run_free(&r);
+	assert_true(hash_file(f->swap) == before);
+}
+
 #define FX(fn)                                                                                     \
 	{                                                                                          \
 		.name = #fn, .test_func = fn, .setup_func = fx_setup, .teardown_func = fx_teardown \
@@ -752,6 +821,9 @@ int main(void)
 		FX(config_bad_value_names_file_line_key),
 		FX(config_named_but_missing),
 		FX(config_device_used),
+		FX(require_encryption_default_follows_encryption),
+		FX(hibernate_refuses_plain_image_when_encryption_required),
+		FX(hibernate_refuses_readable_key_file),
 		FX(resume_without_image_writes_nothing),
 		FX(resume_of_foreign_target_writes_nothing),
 		FX(resume_of_non_swap_warns_and_writes_nothing),

@@ -128,6 +128,66 @@ static int run(struct fx *f, const char *cmdline)
 	return run_encrypted(f, cmdline, false);
 }
 
+/* The encryption settings on top of the healthy machine's. */
+static int run_encryption(struct fx *f, bool encrypt, enum hib_require require,
+			  const char *key_file)
+{
+	struct hib_doctor_input in = {
+		.root = f->root,
+		.cmdline = "root=/dev/vda2 resume=/dev/vda1",
+		.target = { .spec = f->swapfile, .offset_set = true },
+		.image_size = -1,
+		.encrypt = encrypt,
+		.require = require,
+		.key_file = key_file,
+	};
+
+	f->n = 0;
+	return hib_doctor(&in, collect, f);
+}
+
+/* The policy is shown; encrypting without requiring it warns, requiring it
+ * without encrypting fails; the key file is held to resume's rules. */
+static void encryption_policy_and_key_file(void **state)
+{
+	struct fx *f = *state;
+	char key[256];
+	const char *msg = NULL;
+	int fd;
+
+	run_encryption(f, false, HIB_REQUIRE_NOTHING, NULL);
+	assert_int_equal(verdict_of(f, "encryption", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "not encrypted"));
+	for (int i = 0; i < f->n; i++)
+		assert_string_not_equal(f->seen[i], "key-file");
+	run_encryption(f, true, HIB_REQUIRE_PASSPHRASE, NULL);
+	assert_int_equal(verdict_of(f, "encryption", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "only images sealed with a passphrase"));
+	run_encryption(f, true, HIB_REQUIRE_NOTHING, NULL);
+	assert_int_equal(verdict_of(f, "encryption", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "require-encryption = no"));
+	run_encryption(f, false, HIB_REQUIRE_KEY_FILE, "/etc/hibernate.key");
+	assert_int_equal(verdict_of(f, "encryption", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "Set encrypt = yes"));
+
+	if (geteuid() != 0)
+		return; /* only root's key files pass */
+	put(f, "/etc/hibernate.key", "0123456789abcdef0123456789abcdef\n");
+	snprintf(key, sizeof(key), "%s/etc/hibernate.key", f->root);
+	assert_int_equal(chmod(key, 0644), 0);
+	assert_int_equal(run_encryption(f, true, HIB_REQUIRE_KEY_FILE, "/etc/hibernate.key"),
+			 HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "key-file", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "chmod 600"));
+	fd = open(key, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0600), 0);
+	close(fd);
+	run_encryption(f, true, HIB_REQUIRE_KEY_FILE, "/etc/hibernate.key");
+	assert_int_equal(verdict_of(f, "key-file", NULL), HIB_DOCTOR_PASS);
+	assert_int_equal(verdict_of(f, "encryption", NULL), HIB_DOCTOR_PASS);
+}
+
 static void healthy_machine_passes(void **state)
 {
 	struct fx *f = *state;
@@ -425,6 +485,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(random_key_crypt_swap_is_not_checked_on_files,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(initramfs_with_resume_step_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(encryption_policy_and_key_file, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

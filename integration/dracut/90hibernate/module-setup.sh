@@ -21,6 +21,9 @@ install() {
 			sed 's/[[:space:]]*$//' | tail -n 1)
 		if [[ -n $keyfile && -f $keyfile ]]; then
 			inst_simple "$keyfile"
+			# hibernate resume refuses a key file group or others may read.
+			# shellcheck disable=SC2154 # initdir: set by dracut
+			chmod 600 "${initdir}${keyfile}"
 		elif [[ -n $keyfile ]]; then
 			dwarning "hibernate: key-file $keyfile (in $conf) does not exist"
 		fi

@@ -154,11 +154,14 @@ fault_hibernate() {
 	return 0
 }
 
-# The key file of the encrypted scenarios: the same bytes on every boot.
+# The key file of the encrypted scenarios: the same bytes on every boot (82,
+# more than the 32 a key file needs), root's and mode 0600, as hibernate
+# requires of a key file.
 FAULT_KEYFILE=/etc/hibtest.key
 fault_make_keyfile() {
-	printf 'hibtest key file\n%s\n' 0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff \
-		>$FAULT_KEYFILE
+	(umask 077 && printf 'hibtest key file\n%s\n' \
+		0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff >$FAULT_KEYFILE)
+	chmod 600 $FAULT_KEYFILE
 }
 
 # A text the host greps for on the raw disk: in memory, in clear.
