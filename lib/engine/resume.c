@@ -229,8 +229,13 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 	}
 	/* The key opens, so any difference in the header now is tampering. */
 	r = crypt_header_mac_check(rc->key, rc->img.hdr);
-	if (r < 0)
+	if (r == -EBADMSG)
 		return log_err(r, "%s: the image header was tampered with (MAC mismatch)",
+			       hib_target_path(rc->t));
+	if (r < 0)
+		return log_err(r,
+			       "%s: the image header's MAC could not be checked: %m; "
+			       "booting without the image",
 			       hib_target_path(rc->t));
 	return 0;
 }

@@ -908,7 +908,12 @@ static int write_metadata(struct cycle *c, uint64_t stream_xxh3, uint64_t t0)
 	if (sc->key) {
 		/* A sealed image keeps no plaintext fingerprint; the MAC covers the header. */
 		h->stream_xxh3 = 0;
-		crypt_header_mac_set(sc->key, h);
+		r = crypt_header_mac_set(sc->key, h);
+		if (r < 0)
+			return log_err(r,
+				       "%s: computing the image header's MAC failed: %m; "
+				       "no image written",
+				       hib_target_path(sc->t));
 	}
 	return image_write_header(sc->t, sc->hdr_off, h);
 }

@@ -142,27 +142,59 @@ out:
 	return r;
 }
 
-/* On the stack, not the heap: hibernate seals the header after the freeze. */
-static void header_mac(const uint8_t *key, const struct hib_header *hdr, uint8_t mac[32])
+/*
+ * BLAKE2b over the header page with header_mac zero and header_xxh3_self zero
+ * (it is sealed after the MAC), fed in pieces: no copy of the page, no
+ * allocation (hibernate seals the header after the freeze). Every step is
+ * checked and a missing key is an error: a MAC that could come out as zeros
+ * or unkeyed would be one anybody can forge.
+ */
+static int header_mac(const uint8_t *key, const struct hib_header *hdr, uint8_t mac[32])
 {
-	struct hib_header tmp;
+	static const uint8_t zero[32];
+	const uint8_t *p = (const uint8_t *)hdr;
+	size_t m = offsetof(struct hib_header, crypt) + offsetof(struct hib_crypt, header_mac);
+	size_t m_end = m + sizeof(hdr->crypt.header_mac);
+	size_t self = offsetof(struct hib_header, header_xxh3_self);
+	crypto_generichash_state st;
 
-	memcpy(&tmp, hdr, sizeof(tmp));
-	memset(tmp.crypt.header_mac, 0, sizeof(tmp.crypt.header_mac));
-	/* The self-checksum is sealed after the MAC: leave it out. */
-	tmp.header_xxh3_self = 0;
-	crypto_generichash(mac, 32, (const uint8_t *)&tmp, sizeof(tmp), key, HIB_KEY_BYTES);
+	_Static_assert(sizeof(hdr->crypt.header_mac) == sizeof(zero) &&
+			       sizeof(hdr->header_xxh3_self) <= sizeof(zero) &&
+			       offsetof(struct hib_header, header_xxh3_self) +
+					       sizeof(hdr->header_xxh3_self) ==
+				       sizeof(struct hib_header),
+		       "the MAC covers the whole page");
+	if (!key)
+		return -EINVAL;
+	if (crypto_generichash_init(&st, key, HIB_KEY_BYTES, 32) != 0 ||
+	    crypto_generichash_update(&st, p, m) != 0 ||
+	    crypto_generichash_update(&st, zero, sizeof(hdr->crypt.header_mac)) != 0 ||
+	    crypto_generichash_update(&st, p + m_end, self - m_end) != 0 ||
+	    crypto_generichash_update(&st, zero, sizeof(hdr->header_xxh3_self)) != 0 ||
+	    crypto_generichash_final(&st, mac, 32) != 0) {
+		sodium_memzero(&st, sizeof(st));
+		return -EIO;
+	}
+	return 0;
 }
 
-void crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr)
+int crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr)
 {
-	header_mac(key, hdr, hdr->crypt.header_mac);
+	uint8_t mac[32];
+	int r = header_mac(key, hdr, mac);
+
+	if (r < 0)
+		return r;
+	memcpy(hdr->crypt.header_mac, mac, sizeof(mac));
+	return 0;
 }
 
 int crypt_header_mac_check(const uint8_t *key, const struct hib_header *hdr)
 {
 	uint8_t mac[32];
+	int r = header_mac(key, hdr, mac);
 
-	header_mac(key, hdr, mac);
+	if (r < 0)
+		return r;
 	return sodium_memcmp(mac, hdr->crypt.header_mac, 32) == 0 ? 0 : -EBADMSG;
 }

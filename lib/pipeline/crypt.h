@@ -22,8 +22,12 @@ int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **re
 int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key);
 void crypt_key_free(uint8_t *key);
 
-/* The header's MAC, computed with hdr->crypt.header_mac zero. */
-void crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr);
+/* The header's MAC (keyed BLAKE2b-256 of the page with header_mac and
+ * header_xxh3_self zero), into hdr->crypt.header_mac. Fails closed: -EINVAL
+ * without a key, -EIO when it cannot be computed (the header is then untouched). */
+int crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr);
+/* 0 when @hdr's MAC holds under @key; -EBADMSG when not, and the errors of
+ * crypt_header_mac_set when it cannot be computed: never 0 then. */
 int crypt_header_mac_check(const uint8_t *key, const struct hib_header *hdr);
 
 #endif

@@ -20,10 +20,12 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sodium.h>
 #include <xxhash.h>
 
 #include "engine/engine.h"
 #include "helpers.h"
+#include "pipeline/crypt.h"
 
 #define STREAM_PAGES 700u
 #define SWAP_PAGES (2 * STREAM_PAGES + 64)
@@ -471,6 +473,43 @@ static void tampered_header_refused(void **state)
 	fx_free(&f);
 }
 
+/*
+ * The header MAC fails closed: without a key there is nothing to check it
+ * with, and a header whose MAC is the unkeyed hash of its bytes (what anybody
+ * can compute) or all zeros (what a failed computation once left) is refused.
+ */
+static void header_mac_fails_closed(void **state)
+{
+	static uint8_t key[HIB_KEY_BYTES] = { 1, 2, 3 };
+	uint8_t page[HIB_PAGE_SIZE] = { 0 };
+	struct hib_header *h = (struct hib_header *)page;
+
+	(void)state;
+	assert_true(sodium_init() >= 0);
+	memcpy(h->magic, HIB_HEADER_MAGIC, 16);
+	h->flags = HIB_HFLAG_ENCRYPTED;
+	h->image_id = 42;
+	/* The unkeyed hash of the page as the MAC sees it (both fields zero). */
+	crypto_generichash(h->crypt.header_mac, 32, page, sizeof(page), NULL, 0);
+	assert_true(crypt_header_mac_check(NULL, h) < 0);
+	assert_int_equal(crypt_header_mac_check(key, h), -EBADMSG);
+	memset(h->crypt.header_mac, 0, 32);
+	assert_true(crypt_header_mac_check(NULL, h) < 0);
+	assert_int_equal(crypt_header_mac_check(key, h), -EBADMSG);
+	/* Sealed with the key, it holds, and only under that key. */
+	assert_int_equal(crypt_header_mac_set(key, h), 0);
+	assert_int_equal(crypt_header_mac_check(key, h), 0);
+	assert_true(crypt_header_mac_check(NULL, h) < 0);
+	key[0] ^= 1;
+	assert_int_equal(crypt_header_mac_check(key, h), -EBADMSG);
+	key[0] ^= 1;
+	/* Without a key, nothing is sealed: the header is left as it was. */
+	memset(h->crypt.header_mac, 0xa5, 32);
+	assert_int_equal(crypt_header_mac_set(NULL, h), -EINVAL);
+	for (int i = 0; i < 32; i++)
+		assert_int_equal(h->crypt.header_mac[i], 0xa5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +520,7 @@ int main(void)
 		cmocka_unit_test(no_stream_bytes_in_the_clear),
 		cmocka_unit_test(tampered_block_with_fixed_checksum_refused),
 		cmocka_unit_test(tampered_header_refused),
+		cmocka_unit_test(header_mac_fails_closed),
 	};
 	quiet_logs();
 	return cmocka_run_group_tests(tests, NULL, NULL);
