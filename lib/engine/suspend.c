@@ -777,8 +777,13 @@ static int hibernate_prepare(struct cycle *c)
 	c->h = hib_alloc_pages(HIB_PAGE_SIZE);
 	if (!c->orig_page || !c->h)
 		return -ENOMEM;
-	if (c->block_bytes % HIB_PAGE_SIZE || c->block_bytes > HIB_BLOCK_MAX_BYTES)
-		return -EINVAL;
+	/* Only what readers take: see hib_block_size_ok. */
+	if (!hib_block_size_ok(c->block_bytes))
+		return log_err(-EINVAL,
+			       "block size %u: blocks are powers of two from %u KiB to %u MiB; "
+			       "leave the option's block_bytes 0 for the default",
+			       c->block_bytes, HIB_BLOCK_MIN_BYTES >> 10,
+			       HIB_BLOCK_MAX_BYTES >> 20);
 	r = prepare_target(c);
 	if (r == 0)
 		r = prepare_buffers(c);

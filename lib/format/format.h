@@ -172,9 +172,23 @@ struct hib_report {
 };
 _Static_assert(sizeof(struct hib_report) == 88, "report size");
 
-/* The largest block a writer makes and a reader accepts: both sides hold a
- * few blocks per thread in memory. */
-#define HIB_BLOCK_MAX_BYTES (16u << 20)
+/*
+ * The block sizes a writer makes and a reader accepts: powers of two from
+ * HIB_BLOCK_MIN_BYTES to HIB_BLOCK_MAX_BYTES (hibernate writes 256 KiB).
+ * Both sides hold a few blocks per thread in memory, and a reader takes the
+ * size from a header it cannot authenticate yet (the MAC key comes later):
+ * the bound keeps a forged one from claiming gigabytes in the initramfs.
+ * Readers once took any page multiple up to 16 MiB; the hibernate command
+ * never wrote anything but 256 KiB.
+ */
+#define HIB_BLOCK_MIN_BYTES HIB_PAGE_SIZE
+#define HIB_BLOCK_MAX_BYTES (4u << 20)
+
+static inline int hib_block_size_ok(uint32_t bytes)
+{
+	return bytes >= HIB_BLOCK_MIN_BYTES && bytes <= HIB_BLOCK_MAX_BYTES &&
+	       (bytes & (bytes - 1)) == 0;
+}
 
 /* Block flags. */
 #define HIB_BFLAG_SEALED (1u << 0) /* payload encrypted; stored_bytes includes the tag */
