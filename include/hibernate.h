@@ -322,6 +322,11 @@ struct hib_options {
 	hib_secret_fn ask_secret;
 	void *ask_secret_userdata;
 	int secret_attempts; /* 0 = 3 */
+	/* Resume: called (with ask_secret_userdata) as soon as the secret
+	 * ask_secret gave has been tried, opened or not: wipe it. A restored image
+	 * never returns to the caller, and the memory this process leaves behind
+	 * is not wiped by the kernel (see lib/engine/resume.c). NULL: not called. */
+	void (*forget_secret)(void *userdata);
 	/* Resume: an image written by another kernel is kept (for a boot of that
 	 * kernel: HIB_RESUME_KEPT) instead of discarded.  Safe because a later resume
 	 * still refuses it when this boot changed the filesystems it remembers. */

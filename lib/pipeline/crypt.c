@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <sodium.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "pipeline/crypt.h"
@@ -18,15 +19,28 @@ static int init_sodium(void)
 	return sodium_init() < 0 ? -EIO : 0;
 }
 
+static atomic_uint keys_held;
+
 static uint8_t *key_alloc(void)
 {
-	return sodium_malloc(HIB_KEY_BYTES);
+	uint8_t *key = sodium_malloc(HIB_KEY_BYTES);
+
+	if (key)
+		atomic_fetch_add(&keys_held, 1);
+	return key;
 }
 
 void crypt_key_free(uint8_t *key)
 {
-	if (key)
-		sodium_free(key); /* wipes it */
+	if (!key)
+		return;
+	sodium_free(key); /* wipes it */
+	atomic_fetch_sub(&keys_held, 1);
+}
+
+unsigned crypt_keys_held(void)
+{
+	return atomic_load(&keys_held);
 }
 
 /* The key-encryption key from the user's secret and the header's parameters. */

@@ -21,6 +21,9 @@ int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **re
 /* Existing image: unwrap the data key with @s. -EACCES: wrong secret. */
 int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key);
 void crypt_key_free(uint8_t *key);
+/* Keys (data keys, key-encryption keys) this module allocated and that are not
+ * freed yet, in the whole process: what a test checks is none when it must be. */
+unsigned crypt_keys_held(void);
 
 /* The header's MAC (keyed BLAKE2b-256 of the page with header_mac and
  * header_xxh3_self zero), into hdr->crypt.header_mac. Fails closed: -EINVAL

@@ -43,7 +43,20 @@ struct fx {
 struct asker {
 	struct hib_secret answers[4];
 	int n, asked;
+	/* Where the answers' bytes are, when the test owns them: forget wipes it. */
+	uint8_t *buf;
+	size_t buf_len;
+	int forgotten;
 };
+
+static void forget(void *ud)
+{
+	struct asker *a = ud;
+
+	a->forgotten++;
+	if (a->buf)
+		sodium_memzero(a->buf, a->buf_len);
+}
 
 static int ask(int attempt, const char *what, struct hib_secret *ret, void *ud)
 {
@@ -126,6 +139,7 @@ static int resume(struct fx *f, struct asker *a, bool *ret_restored)
 	o.threads = 2;
 	o.ask_secret = a ? ask : NULL;
 	o.ask_secret_userdata = a;
+	o.forget_secret = a ? forget : NULL;
 	assert_int_equal(hib_target_open(f->path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&f->fp, HIB_SNAP_RESUME, &snap), 0);
 	r = hib_resume(t, snap, &o, &outcome, NULL);
@@ -510,6 +524,58 @@ static void header_mac_fails_closed(void **state)
 		assert_int_equal(h->crypt.header_mac[i], 0xa5);
 }
 
+/* What the resuming process still holds when the kernel restores the image. */
+struct at_restore {
+	struct asker *a;
+	int calls;
+	unsigned keys_held;
+	bool secret_wiped;
+};
+
+static void look_at_restore(void *ud)
+{
+	struct at_restore *r = ud;
+
+	r->calls++;
+	r->keys_held = crypt_keys_held();
+	r->secret_wiped = sodium_is_zero(r->a->buf, r->a->buf_len);
+}
+
+/*
+ * Before ATOMIC_RESTORE, the data key is freed (wiped) and the passphrase
+ * wiped through forget_secret: a restore does not return, and what this
+ * process leaves in memory the restored kernel sees as free, uncleared RAM.
+ */
+static void keys_and_secret_wiped_before_the_restore(void **state)
+{
+	struct fx f;
+	struct hib_secret pp = passphrase(PASSPHRASE);
+	uint8_t *buf = sodium_malloc(sizeof(PASSPHRASE));
+	struct asker a = { .n = 1, .buf = buf, .buf_len = sizeof(PASSPHRASE) - 1 };
+	struct at_restore seen = { .a = &a };
+	bool restored;
+
+	(void)state;
+	assert_non_null(buf);
+	memcpy(buf, PASSPHRASE, sizeof(PASSPHRASE));
+	a.answers[0] = (struct hib_secret){ .kind = HIB_SECRET_PASSPHRASE,
+					    .data = buf,
+					    .len = sizeof(PASSPHRASE) - 1 };
+	fx_new(&f);
+	hibernate(&f, &pp, HIB_COMPRESS_ZSTD);
+	assert_int_equal(crypt_keys_held(), 0);
+	f.fp.on_atomic_restore = look_at_restore;
+	f.fp.hook_userdata = &seen;
+	assert_int_equal(resume(&f, &a, &restored), HIB_RESUME_RESTORED);
+	assert_true(restored);
+	assert_int_equal(seen.calls, 1);
+	assert_int_equal(seen.keys_held, 0);
+	assert_int_equal(a.forgotten, 1);
+	assert_true(seen.secret_wiped);
+	sodium_free(buf);
+	fx_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +587,7 @@ int main(void)
 		cmocka_unit_test(tampered_block_with_fixed_checksum_refused),
 		cmocka_unit_test(tampered_header_refused),
 		cmocka_unit_test(header_mac_fails_closed),
+		cmocka_unit_test(keys_and_secret_wiped_before_the_restore),
 	};
 	quiet_logs();
 	return cmocka_run_group_tests(tests, NULL, NULL);
