@@ -318,6 +318,11 @@ struct hib_options {
 	bool auto_swapon;
 	/* Hibernate: encrypt the image with this secret (NULL: not encrypted). */
 	const struct hib_secret *secret;
+	/* Hibernate with a passphrase: Argon2id's passes (1..4; 0 = 2) and memory
+	 * (8..256 MiB, at most half of RAM; 0 = 64 MiB). Stored in the image: a
+	 * resume uses what the image says. */
+	uint32_t kdf_passes;
+	uint64_t kdf_memory;
 	/* Resume: how to ask for the secret of an encrypted image, and how often. */
 	hib_secret_fn ask_secret;
 	void *ask_secret_userdata;

@@ -1034,6 +1034,9 @@ static const struct {
 	{ "systemd-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "pm-utils-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "hook-timeout", "how long a hook may take: the system's setup, not one run's" },
+	{ "kdf-passes", "the passphrase's Argon2id cost: the system's setup, not one run's" },
+	{ "kdf-memory", "the passphrase's Argon2id memory: the system's setup, sized for the "
+			"initramfs that resumes" },
 };
 
 #define HOOK_SETTING_WHY "a shipped hook's setting: the hooks get it in their environment"

@@ -696,6 +696,37 @@ static int prepare_buffers(struct cycle *c)
 	return 0;
 }
 
+/* A passphrase's Argon2id cost: within what readers take, and not more memory
+ * than the initramfs of this machine will have to derive the key at resume. */
+static int kdf_cost_check(const struct hib_options *o)
+{
+	struct sysinfo si;
+	uint64_t ops, mem, ram = 0;
+	int r;
+
+	if (o->secret->kind != HIB_SECRET_PASSPHRASE)
+		return 0;
+	/* Only a configured size: the default worked on every machine before. */
+	if (o->kdf_memory && sysinfo(&si) == 0)
+		ram = (uint64_t)si.totalram * si.mem_unit;
+	r = crypt_kdf_cost(o->kdf_passes, o->kdf_memory, ram, &ops, &mem);
+	if (r == -ERANGE)
+		return log_err(r,
+			       "Argon2id cost out of range: %u passes (%llu to %llu), %llu MiB "
+			       "(%llu to %llu); fix kdf-passes and kdf-memory in hibernate.conf",
+			       o->kdf_passes, HIB_ARGON_OPS_MIN, HIB_ARGON_OPS_MAX,
+			       (unsigned long long)(o->kdf_memory >> 20), HIB_ARGON_MEM_MIN >> 20,
+			       HIB_ARGON_MEM_MAX >> 20);
+	if (r == -E2BIG)
+		return log_err(r,
+			       "kdf-memory %llu MiB is more than half of this machine's %llu MiB: "
+			       "the initramfs could not derive the key at resume; lower kdf-memory "
+			       "in hibernate.conf",
+			       (unsigned long long)(o->kdf_memory >> 20),
+			       (unsigned long long)(ram >> 20));
+	return r;
+}
+
 /* The header as far as it is known before the snapshot, and the image's key. */
 static int prepare_header(struct cycle *c)
 {
@@ -708,8 +739,11 @@ static int prepare_header(struct cycle *c)
 			o->codec_level, c->block_bytes, uname(&u) == 0 ? &u : NULL, c->orig_page);
 	if (!o->secret)
 		return 0;
+	r = kdf_cost_check(o);
+	if (r < 0)
+		return r;
 	/* Argon2id wants its memory now, long before anything is frozen. */
-	r = crypt_setup(o->secret, c->h, &sc->key);
+	r = crypt_setup(o->secret, o->kdf_passes, o->kdf_memory, c->h, &sc->key);
 	if (r < 0)
 		return log_err(r, "setting up the image's encryption failed: %m");
 	for (unsigned i = 0; i < (sc->ep.workers ? sc->ep.workers : 1); i++)

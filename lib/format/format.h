@@ -129,9 +129,15 @@ enum hib_kdf { HIB_KDF_ARGON2ID = 1, HIB_KDF_KEYFILE = 2 };
  * The Argon2id parameters are read before the header's MAC can be checked
  * (the MAC key is what they unlock), so a reader bounds them: a forged header
  * must not make resume spin for hours or ask for more memory than an
- * initramfs has.  Writers use libsodium's INTERACTIVE values (2, 64 MiB).
+ * initramfs has.  Writers use libsodium's INTERACTIVE values (2 passes,
+ * 64 MiB) unless configured (kdf-passes, kdf-memory), and only within
+ * [MIN, MAX]: readers take all of that (lib/pipeline/crypt.c asserts it).
  */
-#define HIB_ARGON_OPS_MAX 4ull           /* libsodium's SENSITIVE */
+#define HIB_ARGON_OPS_MIN 1ull
+#define HIB_ARGON_OPS_DEFAULT 2ull
+#define HIB_ARGON_OPS_MAX 4ull /* libsodium's SENSITIVE */
+#define HIB_ARGON_MEM_MIN (8ull << 20)
+#define HIB_ARGON_MEM_DEFAULT (64ull << 20)
 #define HIB_ARGON_MEM_MAX (256ull << 20) /* libsodium's MODERATE */
 
 struct hib_crypt {

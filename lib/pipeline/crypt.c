@@ -6,13 +6,36 @@
 #include "pipeline/crypt.h"
 #include "util/util.h"
 
-/* Argon2id at libsodium's "interactive" cost: about 64 MiB and a fraction of a
- * second on a laptop; the initramfs has the memory, and the parameters are
- * stored, so a later version can raise them without breaking old images. */
-#define HIB_ARGON_OPS crypto_pwhash_OPSLIMIT_INTERACTIVE
-#define HIB_ARGON_MEM crypto_pwhash_MEMLIMIT_INTERACTIVE
-_Static_assert(HIB_ARGON_OPS <= HIB_ARGON_OPS_MAX && HIB_ARGON_MEM <= HIB_ARGON_MEM_MAX,
+/* By default Argon2id at libsodium's "interactive" cost: about 64 MiB and a
+ * fraction of a second on a laptop. The parameters are stored, so images keep
+ * opening whatever a later configuration says; a writer stays within what
+ * every reader takes (format.h). */
+_Static_assert(HIB_ARGON_OPS_DEFAULT == crypto_pwhash_OPSLIMIT_INTERACTIVE &&
+		       HIB_ARGON_MEM_DEFAULT == crypto_pwhash_MEMLIMIT_INTERACTIVE,
+	       "the default cost is libsodium's interactive one");
+_Static_assert(HIB_ARGON_OPS_MIN >= crypto_pwhash_OPSLIMIT_MIN &&
+		       HIB_ARGON_MEM_MIN >= crypto_pwhash_MEMLIMIT_MIN &&
+		       HIB_ARGON_OPS_MIN <= HIB_ARGON_OPS_DEFAULT &&
+		       HIB_ARGON_OPS_DEFAULT <= HIB_ARGON_OPS_MAX &&
+		       HIB_ARGON_MEM_MIN <= HIB_ARGON_MEM_DEFAULT &&
+		       HIB_ARGON_MEM_DEFAULT <= HIB_ARGON_MEM_MAX,
 	       "readers must accept what writers write");
+
+int crypt_kdf_cost(uint64_t passes, uint64_t memory, uint64_t ram, uint64_t *ret_ops,
+		   uint64_t *ret_mem)
+{
+	uint64_t ops = passes ? passes : HIB_ARGON_OPS_DEFAULT;
+	uint64_t mem = memory ? memory : HIB_ARGON_MEM_DEFAULT;
+
+	if (ops < HIB_ARGON_OPS_MIN || ops > HIB_ARGON_OPS_MAX || mem < HIB_ARGON_MEM_MIN ||
+	    mem > HIB_ARGON_MEM_MAX)
+		return -ERANGE;
+	if (ram && mem > ram / 2)
+		return -E2BIG;
+	*ret_ops = ops;
+	*ret_mem = mem;
+	return 0;
+}
 
 static int init_sodium(void)
 {
@@ -90,7 +113,8 @@ static void wrap_ad(const struct hib_header *hdr, uint8_t ad[32])
 	crypto_generichash_final(&st, ad, 32);
 }
 
-int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **ret_key)
+int crypt_setup(const struct hib_secret *s, uint64_t ops, uint64_t mem, struct hib_header *hdr,
+		uint8_t **ret_key)
 {
 	struct hib_crypt *c = &hdr->crypt;
 	uint8_t *kek = NULL, *key = NULL, ad[32];
@@ -101,10 +125,13 @@ int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **re
 		return r;
 	if (!s || !s->data || s->len == 0)
 		return -EINVAL;
+	r = crypt_kdf_cost(ops, mem, 0, &ops, &mem);
+	if (r < 0)
+		return r;
 	memset(c, 0, sizeof(*c));
 	c->kdf = s->kind == HIB_SECRET_PASSPHRASE ? HIB_KDF_ARGON2ID : HIB_KDF_KEYFILE;
-	c->opslimit = HIB_ARGON_OPS;
-	c->memlimit = HIB_ARGON_MEM;
+	c->opslimit = ops;
+	c->memlimit = mem;
 	randombytes_buf(c->salt, sizeof(c->salt));
 	randombytes_buf(c->wrap_nonce, sizeof(c->wrap_nonce));
 	r = keys_new(s, c, &kek, &key);

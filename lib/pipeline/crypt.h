@@ -15,9 +15,17 @@
 
 #define HIB_KEY_BYTES 32u
 
-/* New image: derive the wrapping key from @s, make and wrap a data key into
+/* The Argon2id cost a writer uses for @passes and @memory bytes (0: the
+ * default, libsodium's interactive level): -ERANGE outside the bounds every
+ * reader takes (format.h, HIB_ARGON_*), -E2BIG when the memory is more than
+ * half of @ram bytes (0: not checked), which the initramfs may not have. */
+int crypt_kdf_cost(uint64_t passes, uint64_t memory, uint64_t ram, uint64_t *ret_ops,
+		   uint64_t *ret_mem);
+/* New image: derive the wrapping key from @s (Argon2id with @ops passes over
+ * @mem bytes, 0: default; see crypt_kdf_cost), make and wrap a data key into
  * @hdr->crypt. Returns the data key (free with crypt_key_free). */
-int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **ret_key);
+int crypt_setup(const struct hib_secret *s, uint64_t ops, uint64_t mem, struct hib_header *hdr,
+		uint8_t **ret_key);
 /* Existing image: unwrap the data key with @s. -EACCES: wrong secret. */
 int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key);
 void crypt_key_free(uint8_t *key);

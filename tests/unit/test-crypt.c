@@ -103,25 +103,40 @@ static void fx_free(struct fx *f)
 	unlink(f->path);
 }
 
-/* Hibernate into the fixture's swap file, encrypted with @s (NULL: not). */
-static void hibernate(struct fx *f, const struct hib_secret *s, enum hib_codec_choice codec)
+/* Hibernate into the fixture's swap file, encrypted with @s (NULL: not) at
+ * Argon2id's cost @passes, @memory (0: default); what hib_suspend came to. */
+static int hibernate_cost(struct fx *f, const struct hib_secret *s, enum hib_codec_choice codec,
+			  uint32_t passes, uint64_t memory)
 {
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
 	enum hib_suspend_outcome written = 0;
+	bool frozen = true;
+	int r;
 
 	hib_options_init(&o);
 	o.codec = codec;
 	o.threads = 2;
 	o.powerdown = HIB_POWERDOWN_NONE;
 	o.secret = s;
+	o.kdf_passes = passes;
+	o.kdf_memory = memory;
 	assert_int_equal(hib_target_open(f->path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&f->fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	assert_int_equal(hib_suspend(t, snap, &o, &written, NULL), 0);
-	assert_int_equal(written, HIB_SUSPEND_WRITTEN);
+	r = hib_suspend(t, snap, &o, &written, NULL);
+	if (r == 0)
+		assert_int_equal(written, HIB_SUSPEND_WRITTEN);
+	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
+	assert_false(frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
+	return r;
+}
+
+static void hibernate(struct fx *f, const struct hib_secret *s, enum hib_codec_choice codec)
+{
+	assert_int_equal(hibernate_cost(f, s, codec, 0, 0), 0);
 }
 
 /* Resume with @a answering; returns what hib_resume came to (cycle_result),
@@ -576,6 +591,57 @@ static void keys_and_secret_wiped_before_the_restore(void **state)
 	fx_free(&f);
 }
 
+/*
+ * Argon2id's cost: the default is libsodium's interactive level; a writer
+ * takes only what every reader accepts, and no more memory than half of RAM;
+ * the corners of that range resume, and the header says what was used.
+ */
+static void kdf_cost_configurable_within_what_readers_take(void **state)
+{
+	static const struct {
+		uint32_t passes;
+		uint64_t memory;
+	} corners[] = { { HIB_ARGON_OPS_MIN, HIB_ARGON_MEM_MAX },
+			{ HIB_ARGON_OPS_MAX, HIB_ARGON_MEM_MIN } };
+	struct fx f;
+	struct hib_secret pp = passphrase(PASSPHRASE);
+	uint64_t ops, mem;
+
+	(void)state;
+	assert_int_equal(crypt_kdf_cost(0, 0, 0, &ops, &mem), 0);
+	assert_int_equal(ops, crypto_pwhash_OPSLIMIT_INTERACTIVE);
+	assert_int_equal(mem, crypto_pwhash_MEMLIMIT_INTERACTIVE);
+	assert_int_equal(crypt_kdf_cost(HIB_ARGON_OPS_MAX + 1, 0, 0, &ops, &mem), -ERANGE);
+	assert_int_equal(crypt_kdf_cost(0, HIB_ARGON_MEM_MAX + (1 << 20), 0, &ops, &mem), -ERANGE);
+	assert_int_equal(crypt_kdf_cost(0, HIB_ARGON_MEM_MIN - (1 << 20), 0, &ops, &mem), -ERANGE);
+	assert_int_equal(crypt_kdf_cost(0, 256ull << 20, 511ull << 20, &ops, &mem), -E2BIG);
+	assert_int_equal(crypt_kdf_cost(0, 256ull << 20, 512ull << 20, &ops, &mem), 0);
+	fx_new(&f);
+	assert_int_equal(hibernate_cost(&f, &pp, HIB_COMPRESS_LZ4, HIB_ARGON_OPS_MAX + 1, 0),
+			 -ERANGE);
+	expect_swap_given_back(&f);
+	for (size_t i = 0; i < sizeof(corners) / sizeof(corners[0]); i++) {
+		struct asker a = { .answers = { pp }, .n = 1 };
+		struct hib_crypt crypt;
+		uint8_t *img;
+		size_t len;
+		bool restored;
+
+		assert_int_equal(hibernate_cost(&f, &pp, HIB_COMPRESS_LZ4, corners[i].passes,
+						corners[i].memory),
+				 0);
+		img = slurp(f.path, &len);
+		memcpy(&crypt, img + header_offset(img, len) + offsetof(struct hib_header, crypt),
+		       sizeof(crypt));
+		free(img);
+		assert_int_equal(crypt.opslimit, corners[i].passes);
+		assert_int_equal(crypt.memlimit, corners[i].memory);
+		assert_int_equal(resume(&f, &a, &restored), HIB_RESUME_RESTORED);
+		assert_true(restored);
+	}
+	fx_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -588,6 +654,7 @@ int main(void)
 		cmocka_unit_test(tampered_header_refused),
 		cmocka_unit_test(header_mac_fails_closed),
 		cmocka_unit_test(keys_and_secret_wiped_before_the_restore),
+		cmocka_unit_test(kdf_cost_configurable_within_what_readers_take),
 	};
 	quiet_logs();
 	return cmocka_run_group_tests(tests, NULL, NULL);
