@@ -8,7 +8,7 @@
  *                key unlocked.
  *   load         reader thread (blocks off the disk) → workers (checksum,
  *                decode, checksum) → this thread feeds /dev/snapshot in
- *                order; whole-stream checksum.
+ *                order; whole-stream checksum; the data key wiped.
  *   invalidate   SWAPSPACE2 back, the report in the header's place.
  *   restore      FREEZE → ATOMIC_RESTORE (does not return).
  *
