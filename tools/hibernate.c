@@ -664,6 +664,7 @@ static int do_hibernate(void)
 	cancel_disarm();
 	/* In either world (resumed or not), the passphrase has served its purpose. */
 	secret_buf_free(&hibernate_secret);
+	ctl.cfg.opts.secret = NULL; /* it pointed into that buffer */
 	hib_snapshot_close(snap);
 	if (r == 0 && outcome == HIB_SUSPEND_TEST_WRITTEN)
 		r = test_restore(t);
