@@ -333,12 +333,22 @@ struct hib_options {
 	bool auto_swapon;
 	/* Hibernate: encrypt the image with this secret (NULL: not encrypted). */
 	const struct hib_secret *secret;
+	/* Hibernate with a passphrase: Argon2id's passes (1..4; 0 = 2) and memory
+	 * (8..256 MiB, at most half of RAM; 0 = 64 MiB). Stored in the image: a
+	 * resume uses what the image says. */
+	uint32_t kdf_passes;
+	uint64_t kdf_memory;
 	/* Resume: how to ask for the secret of an encrypted image, and how often. */
 	hib_secret_fn ask_secret;
 	void *ask_secret_userdata;
 	int secret_attempts; /* 0 = 3 */
 	/* Resume: only images sealed this way (see enum hib_require; default: any). */
 	enum hib_require require_encryption;
+	/* Resume: called (with ask_secret_userdata) as soon as the secret
+	 * ask_secret gave has been tried, opened or not: wipe it. A restored image
+	 * never returns to the caller, and the memory this process leaves behind
+	 * is not wiped by the kernel (see lib/engine/resume.c). NULL: not called. */
+	void (*forget_secret)(void *userdata);
 	/* Resume: an image written by another kernel is kept (for a boot of that
 	 * kernel: HIB_RESUME_KEPT) instead of discarded.  Safe because a later resume
 	 * still refuses it when this boot changed the filesystems it remembers. */

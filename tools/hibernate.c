@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <poll.h>
+#include <sodium.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -244,6 +245,30 @@ static void secret_wipe(struct secret_buf *b)
 	explicit_bzero(b, sizeof(*b));
 }
 
+/* A buffer for a secret, taken before a byte of it is read: sodium_malloc'ed
+ * memory is locked (never written to swap, which is where the image goes),
+ * left out of core dumps and fenced by guard pages; freeing wipes it. */
+static struct secret_buf *secret_buf_new(void)
+{
+	struct secret_buf *b;
+
+	if (sodium_init() < 0)
+		return NULL;
+	b = sodium_malloc(sizeof(*b));
+	if (b)
+		secret_wipe(b);
+	else
+		say("no memory for the passphrase (locked memory: see ulimit -l)");
+	return b;
+}
+
+static void secret_buf_free(struct secret_buf **b)
+{
+	if (*b)
+		sodium_free(*b);
+	*b = NULL;
+}
+
 /* The key file, checked and read whole into locked memory (lib/frontend/keyfile.c). */
 static int read_key_file(const char *path, struct hib_key_file *k)
 {
@@ -284,7 +309,7 @@ static int read_passphrase(const char *prompt, struct secret_buf *b)
 	return n ? 0 : -ENODATA;
 }
 
-static struct secret_buf resume_secret, hibernate_secret;
+static struct secret_buf *resume_secret, *hibernate_secret;
 static struct hib_key_file resume_key, hibernate_key;
 
 static int ask_secret(int attempt, const char *what, struct hib_secret *ret, void *ud)
@@ -306,15 +331,26 @@ static int ask_secret(int attempt, const char *what, struct hib_secret *ret, voi
 		return 0;
 	}
 	(void)what;
+	if (!resume_secret && !(resume_secret = secret_buf_new()))
+		return -ENOMEM;
 	snprintf(prompt, sizeof(prompt),
 		 "Passphrase for the hibernation image%s: ", attempt > 1 ? " (again)" : "");
-	r = read_passphrase(prompt, &resume_secret);
+	r = read_passphrase(prompt, resume_secret);
 	if (r < 0)
 		return r;
 	ret->kind = HIB_SECRET_PASSPHRASE;
-	ret->data = resume_secret.data;
-	ret->len = resume_secret.len;
+	ret->data = resume_secret->data;
+	ret->len = resume_secret->len;
 	return 0;
+}
+
+/* hib_options.forget_secret: the library has tried it; a restore does not return here. */
+static void forget_secret(void *ud)
+{
+	(void)ud;
+	if (resume_secret)
+		secret_wipe(resume_secret);
+	hib_key_file_free(&resume_key);
 }
 
 /* A side's numbers for scripts (lib/frontend/stats.h), at info after its messages.
@@ -493,9 +529,8 @@ static int test_restore(struct hib_target *t)
  * ctl.cfg.opts.secret. Asked before the hooks switch consoles or stop anything. */
 static int ask_image_secret(void)
 {
-	static struct secret_buf b2;
 	static struct hib_secret sec;
-	struct secret_buf *b1 = &hibernate_secret;
+	struct secret_buf *b1, *b2;
 	int r;
 
 	if (ctl.cfg.key_file) {
@@ -507,22 +542,26 @@ static int ask_image_secret(void)
 		ctl.cfg.opts.secret = &sec;
 		return 0;
 	}
+	b1 = hibernate_secret = secret_buf_new();
+	if (!b1)
+		return -ENOMEM;
 	r = read_passphrase("Passphrase for the hibernation image: ", b1);
 	if (r == 0 && isatty(STDIN_FILENO)) {
-		r = read_passphrase("Passphrase again: ", &b2);
-		if (r == 0 && (b1->len != b2.len || memcmp(b1->data, b2.data, b1->len))) {
+		b2 = secret_buf_new();
+		r = b2 ? read_passphrase("Passphrase again: ", b2) : -ENOMEM;
+		if (r == 0 && (b1->len != b2->len || memcmp(b1->data, b2->data, b1->len))) {
 			say("the passphrases differ; nothing was done");
 			r = -EINVAL;
 		}
-		secret_wipe(&b2);
+		secret_buf_free(&b2);
 	}
 	if (r == -ENODATA)
 		say("an empty passphrase would not protect anything; nothing was done");
-	sec.kind = HIB_SECRET_PASSPHRASE;
-	if (r < 0)
+	if (r < 0) {
+		secret_buf_free(&hibernate_secret);
 		return r;
-	sec.data = b1->data;
-	sec.len = b1->len;
+	}
+	sec = (struct hib_secret){ HIB_SECRET_PASSPHRASE, b1->data, b1->len };
 	ctl.cfg.opts.secret = &sec;
 	return 0;
 }
@@ -641,15 +680,18 @@ static int do_hibernate(void)
 	ctl.cfg.opts.cancel = cancel_requested;
 	ctl.progress_t0 = now_ms();
 	ctl.cfg.opts.ask_secret = ask_secret; /* for --test's restore */
+	ctl.cfg.opts.forget_secret = forget_secret;
 	cancel_arm();
 	r = hib_suspend(t, snap, &ctl.cfg.opts, &outcome, &st);
 	cancel_disarm();
 	/* In either world (resumed or not), the passphrase has served its purpose. */
-	secret_wipe(&hibernate_secret);
+	secret_buf_free(&hibernate_secret);
 	hib_key_file_free(&hibernate_key);
+	ctl.cfg.opts.secret = NULL; /* it pointed into those buffers */
 	hib_snapshot_close(snap);
 	if (r == 0 && outcome == HIB_SUSPEND_TEST_WRITTEN)
 		r = test_restore(t);
+	secret_buf_free(&resume_secret);
 	hib_target_close(t);
 	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */
 	hooks_post(hooks, &hc);
@@ -777,10 +819,11 @@ static int do_resume(void)
 	r = snapshot_open(HIB_SNAP_RESUME, &snap);
 	ctl.cfg.opts.progress = progress;
 	ctl.cfg.opts.ask_secret = ask_secret;
+	ctl.cfg.opts.forget_secret = forget_secret;
 	ctl.progress_t0 = now_ms();
 	/* Without the snapshot device the image cannot be restored: discard it all the same. */
 	r = hib_resume(t, r < 0 ? NULL : snap, &ctl.cfg.opts, &outcome, NULL);
-	secret_wipe(&resume_secret);
+	secret_buf_free(&resume_secret);
 	hib_key_file_free(&resume_key);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
@@ -1021,6 +1064,9 @@ static const struct {
 	{ "systemd-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "pm-utils-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "hook-timeout", "how long a hook may take: the system's setup, not one run's" },
+	{ "kdf-passes", "the passphrase's Argon2id cost: the system's setup, not one run's" },
+	{ "kdf-memory", "the passphrase's Argon2id memory: the system's setup, sized for the "
+			"initramfs that resumes" },
 };
 
 #define HOOK_SETTING_WHY "a shipped hook's setting: the hooks get it in their environment"

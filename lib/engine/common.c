@@ -6,6 +6,12 @@
 
 #include "engine/engine.h"
 
+/* Enough slots that every worker has one while the reader and writer hold theirs. */
+static size_t pipe_slots(unsigned nctx)
+{
+	return 2 * (size_t)nctx + 4;
+}
+
 int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
 		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret)
 {
@@ -15,6 +21,8 @@ int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t 
 	int r;
 
 	workers = MIN(MAX(workers, 1u), 64u);
+	while (workers > 1 && pipe_slots(workers) * (in_bytes + out_bytes) > HIB_PIPE_MEM_MAX)
+		workers--;
 	/* One CPU: no worker threads, the codec runs inline in the producer. */
 	if (workers == 1)
 		workers = 0;
@@ -30,8 +38,7 @@ int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t 
 			goto fail;
 		codec_ctx_set_seed(ep.ctx[i], image_id);
 	}
-	/* Enough slots that every worker has one while the reader and writer hold theirs. */
-	r = pipeline_new(2 * nctx + 4, workers, in_bytes, out_bytes, work, (void **)ep.ctx,
+	r = pipeline_new(pipe_slots(nctx), workers, in_bytes, out_bytes, work, (void **)ep.ctx,
 			 &ep.pipe);
 	if (r < 0)
 		goto fail;

@@ -23,6 +23,17 @@ struct engine_pipe {
 	uint32_t block_bytes;
 };
 
+/*
+ * The most the pipeline's buffers take (slots of a record and a block each).
+ * Resume takes the block size from the image, so without a bound the number
+ * of CPUs times a large block would be what an image asks of the initramfs;
+ * above it, fewer workers. 256 KiB blocks on 64 CPUs stay under it.
+ */
+#define HIB_PIPE_MEM_MAX (128u << 20)
+
+/* Workers (0: inline) and their codec contexts for blocks of @block_bytes,
+ * one per CPU or o->threads, fewer when the buffers (@in_bytes + @out_bytes
+ * a slot) would pass HIB_PIPE_MEM_MAX. */
 int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
 		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret);
 void engine_pipe_free(struct engine_pipe *ep);

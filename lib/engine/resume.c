@@ -8,7 +8,7 @@
  *                key unlocked.
  *   load         reader thread (blocks off the disk) → workers (checksum,
  *                decode, checksum) → this thread feeds /dev/snapshot in
- *                order; whole-stream checksum.
+ *                order; whole-stream checksum; the data key wiped.
  *   invalidate   SWAPSPACE2 back, the report in the header's place.
  *   restore      FREEZE → ATOMIC_RESTORE (does not return).
  *
@@ -203,6 +203,9 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 				       hib_target_path(rc->t), what,
 				       keyfile ? "passphrase" : "key file");
 		r = crypt_open(&s, rc->img.hdr, &rc->key);
+		/* Opened or not, this secret is done with (see forget_key). */
+		if (o->forget_secret)
+			o->forget_secret(o->ask_secret_userdata);
 		if (r == -EACCES) {
 			if (i < attempts)
 				log_warn("wrong %s (attempt %d of %d)", what, i, attempts);
@@ -230,8 +233,13 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 	}
 	/* The key opens, so any difference in the header now is tampering. */
 	r = crypt_header_mac_check(rc->key, rc->img.hdr);
-	if (r < 0)
+	if (r == -EBADMSG)
 		return log_err(r, "%s: the image header was tampered with (MAC mismatch)",
+			       hib_target_path(rc->t));
+	if (r < 0)
+		return log_err(r,
+			       "%s: the image header's MAC could not be checked: %m; "
+			       "booting without the image",
 			       hib_target_path(rc->t));
 	return 0;
 }
@@ -408,6 +416,25 @@ static int feed_end(struct hib_snapshot *snap)
 	return log_err(r, "the kernel expected more of the image than it holds: %m");
 }
 
+/*
+ * The data key is done with once the last block is decoded: wipe it now, not
+ * when hib_resume returns, which after a restore it never does. The memory of
+ * this process belongs to the boot kernel; ATOMIC_RESTORE copies the image's
+ * pages over the page frames they came from and leaves every other frame as
+ * it is, and the restored kernel counts those as free without clearing them.
+ * The key would stay in RAM the running system does not know it has, for any
+ * later kernel memory leak, cold-boot or DMA attack to find -- and the key
+ * opens the image's blocks, which invalidation leaves on the swap area until
+ * they are overwritten. (The secret that unwraps it: forget_secret, in unlock.)
+ */
+static void forget_key(struct resume_ctx *rc)
+{
+	for (unsigned i = 0; rc->key && i < (rc->ep.workers ? rc->ep.workers : 1); i++)
+		codec_ctx_set_key(rc->ep.ctx[i], NULL);
+	crypt_key_free(rc->key);
+	rc->key = NULL;
+}
+
 /* Every block read, checked and decoded by the pipeline, fed to the kernel in order. */
 static int resume_load(struct cycle *c)
 {
@@ -435,6 +462,7 @@ static int resume_load(struct cycle *c)
 	pipeline_abort(rc->ep.pipe);
 	pthread_join(reader, NULL);
 	pipeline_stop(rc->ep.pipe);
+	forget_key(rc);
 	if (r < 0)
 		return r;
 	log_phase(&tp, "load");

@@ -696,6 +696,37 @@ static int prepare_buffers(struct cycle *c)
 	return 0;
 }
 
+/* A passphrase's Argon2id cost: within what readers take, and not more memory
+ * than the initramfs of this machine will have to derive the key at resume. */
+static int kdf_cost_check(const struct hib_options *o)
+{
+	struct sysinfo si;
+	uint64_t ops, mem, ram = 0;
+	int r;
+
+	if (o->secret->kind != HIB_SECRET_PASSPHRASE)
+		return 0;
+	/* Only a configured size: the default worked on every machine before. */
+	if (o->kdf_memory && sysinfo(&si) == 0)
+		ram = (uint64_t)si.totalram * si.mem_unit;
+	r = crypt_kdf_cost(o->kdf_passes, o->kdf_memory, ram, &ops, &mem);
+	if (r == -ERANGE)
+		return log_err(r,
+			       "Argon2id cost out of range: %u passes (%llu to %llu), %llu MiB "
+			       "(%llu to %llu); fix kdf-passes and kdf-memory in hibernate.conf",
+			       o->kdf_passes, HIB_ARGON_OPS_MIN, HIB_ARGON_OPS_MAX,
+			       (unsigned long long)(o->kdf_memory >> 20), HIB_ARGON_MEM_MIN >> 20,
+			       HIB_ARGON_MEM_MAX >> 20);
+	if (r == -E2BIG)
+		return log_err(r,
+			       "kdf-memory %llu MiB is more than half of this machine's %llu MiB: "
+			       "the initramfs could not derive the key at resume; lower kdf-memory "
+			       "in hibernate.conf",
+			       (unsigned long long)(o->kdf_memory >> 20),
+			       (unsigned long long)(ram >> 20));
+	return r;
+}
+
 /* The header as far as it is known before the snapshot, and the image's key. */
 static int prepare_header(struct cycle *c)
 {
@@ -708,8 +739,11 @@ static int prepare_header(struct cycle *c)
 			o->codec_level, c->block_bytes, uname(&u) == 0 ? &u : NULL, c->orig_page);
 	if (!o->secret)
 		return 0;
+	r = kdf_cost_check(o);
+	if (r < 0)
+		return r;
 	/* Argon2id wants its memory now, long before anything is frozen. */
-	r = crypt_setup(o->secret, c->h, &sc->key);
+	r = crypt_setup(o->secret, o->kdf_passes, o->kdf_memory, c->h, &sc->key);
 	if (r < 0)
 		return log_err(r, "setting up the image's encryption failed: %m");
 	for (unsigned i = 0; i < (sc->ep.workers ? sc->ep.workers : 1); i++)
@@ -777,8 +811,13 @@ static int hibernate_prepare(struct cycle *c)
 	c->h = hib_alloc_pages(HIB_PAGE_SIZE);
 	if (!c->orig_page || !c->h)
 		return -ENOMEM;
-	if (c->block_bytes % HIB_PAGE_SIZE || c->block_bytes > HIB_BLOCK_MAX_BYTES)
-		return -EINVAL;
+	/* Only what readers take: see hib_block_size_ok. */
+	if (!hib_block_size_ok(c->block_bytes))
+		return log_err(-EINVAL,
+			       "block size %u: blocks are powers of two from %u KiB to %u MiB; "
+			       "leave the option's block_bytes 0 for the default",
+			       c->block_bytes, HIB_BLOCK_MIN_BYTES >> 10,
+			       HIB_BLOCK_MAX_BYTES >> 20);
 	r = prepare_target(c);
 	if (r == 0)
 		r = prepare_buffers(c);
@@ -908,7 +947,12 @@ static int write_metadata(struct cycle *c, uint64_t stream_xxh3, uint64_t t0)
 	if (sc->key) {
 		/* A sealed image keeps no plaintext fingerprint; the MAC covers the header. */
 		h->stream_xxh3 = 0;
-		crypt_header_mac_set(sc->key, h);
+		r = crypt_header_mac_set(sc->key, h);
+		if (r < 0)
+			return log_err(r,
+				       "%s: computing the image header's MAC failed: %m; "
+				       "no image written",
+				       hib_target_path(sc->t));
 	}
 	return image_write_header(sc->t, sc->hdr_off, h);
 }

@@ -65,8 +65,7 @@ int hib_header_check(const struct hib_header *h, uint64_t image_id, uint64_t exp
 		return -EBADMSG;
 	if (h->version != HIB_FORMAT_VERSION)
 		return -EPROTO;
-	if (h->codec >= HIB_CODEC_MAX || h->block_raw_bytes == 0 ||
-	    h->block_raw_bytes % HIB_PAGE_SIZE || h->block_raw_bytes > HIB_BLOCK_MAX_BYTES)
+	if (h->codec >= HIB_CODEC_MAX || !hib_block_size_ok(h->block_raw_bytes))
 		return -EBADMSG;
 	if (h->stream_bytes == 0 || h->stream_bytes % HIB_PAGE_SIZE)
 		return -EBADMSG;

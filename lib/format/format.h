@@ -129,9 +129,15 @@ enum hib_kdf { HIB_KDF_ARGON2ID = 1, HIB_KDF_KEYFILE = 2 };
  * The Argon2id parameters are read before the header's MAC can be checked
  * (the MAC key is what they unlock), so a reader bounds them: a forged header
  * must not make resume spin for hours or ask for more memory than an
- * initramfs has.  Writers use libsodium's INTERACTIVE values (2, 64 MiB).
+ * initramfs has.  Writers use libsodium's INTERACTIVE values (2 passes,
+ * 64 MiB) unless configured (kdf-passes, kdf-memory), and only within
+ * [MIN, MAX]: readers take all of that (lib/pipeline/crypt.c asserts it).
  */
-#define HIB_ARGON_OPS_MAX 4ull           /* libsodium's SENSITIVE */
+#define HIB_ARGON_OPS_MIN 1ull
+#define HIB_ARGON_OPS_DEFAULT 2ull
+#define HIB_ARGON_OPS_MAX 4ull /* libsodium's SENSITIVE */
+#define HIB_ARGON_MEM_MIN (8ull << 20)
+#define HIB_ARGON_MEM_DEFAULT (64ull << 20)
 #define HIB_ARGON_MEM_MAX (256ull << 20) /* libsodium's MODERATE */
 
 struct hib_crypt {
@@ -172,9 +178,23 @@ struct hib_report {
 };
 _Static_assert(sizeof(struct hib_report) == 88, "report size");
 
-/* The largest block a writer makes and a reader accepts: both sides hold a
- * few blocks per thread in memory. */
-#define HIB_BLOCK_MAX_BYTES (16u << 20)
+/*
+ * The block sizes a writer makes and a reader accepts: powers of two from
+ * HIB_BLOCK_MIN_BYTES to HIB_BLOCK_MAX_BYTES (hibernate writes 256 KiB).
+ * Both sides hold a few blocks per thread in memory, and a reader takes the
+ * size from a header it cannot authenticate yet (the MAC key comes later):
+ * the bound keeps a forged one from claiming gigabytes in the initramfs.
+ * Readers once took any page multiple up to 16 MiB; the hibernate command
+ * never wrote anything but 256 KiB.
+ */
+#define HIB_BLOCK_MIN_BYTES HIB_PAGE_SIZE
+#define HIB_BLOCK_MAX_BYTES (4u << 20)
+
+static inline int hib_block_size_ok(uint32_t bytes)
+{
+	return bytes >= HIB_BLOCK_MIN_BYTES && bytes <= HIB_BLOCK_MAX_BYTES &&
+	       (bytes & (bytes - 1)) == 0;
+}
 
 /* Block flags. */
 #define HIB_BFLAG_SEALED (1u << 0) /* payload encrypted; stored_bytes includes the tag */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "frontend/config.h"
 #include "util/util.h"
 
@@ -325,6 +326,68 @@ static void get_hook_timeout(const struct hib_config *c, char *b, size_t l)
 	snprintf(b, l, "%u", c->hook_timeout);
 }
 
+/* Argon2id's cost (hib_options): only what every reader takes (format.h). */
+static int set_kdf_passes(struct hib_config *c, const char *v)
+{
+	uint64_t u;
+
+	if (parse_uint(v, UINT32_MAX, &u) < 0)
+		return -EINVAL;
+	if (u < HIB_ARGON_OPS_MIN || u > HIB_ARGON_OPS_MAX)
+		return -ERANGE;
+	c->opts.kdf_passes = (uint32_t)u;
+	return 0;
+}
+
+static void get_kdf_passes(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%llu",
+		 c->opts.kdf_passes ? (unsigned long long)c->opts.kdf_passes
+				    : HIB_ARGON_OPS_DEFAULT);
+}
+
+static int set_kdf_memory(struct hib_config *c, const char *v)
+{
+	uint64_t u;
+
+	if (parse_uint(v, UINT64_MAX >> 20, &u) < 0)
+		return -EINVAL;
+	if (u < (HIB_ARGON_MEM_MIN >> 20) || u > (HIB_ARGON_MEM_MAX >> 20))
+		return -ERANGE;
+	c->opts.kdf_memory = u << 20;
+	return 0;
+}
+
+static void get_kdf_memory(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%llu",
+		 (unsigned long long)((c->opts.kdf_memory ? c->opts.kdf_memory
+							  : HIB_ARGON_MEM_DEFAULT) >>
+				      20));
+}
+
+/* The keys whose setters say -ERANGE, and the range for the message. */
+static const struct {
+	const char *key;
+	uint64_t min, max;
+	const char *unit;
+} ranges[] = {
+	{ "kdf-passes", HIB_ARGON_OPS_MIN, HIB_ARGON_OPS_MAX, "" },
+	{ "kdf-memory", HIB_ARGON_MEM_MIN >> 20, HIB_ARGON_MEM_MAX >> 20, " MiB" },
+};
+
+static void range_message(const char *key, const char *value, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
+		if (strcmp(key, ranges[i].key) == 0) {
+			snprintf(err, errlen, "%s: %s is out of range (%llu to %llu%s)", key, value,
+				 (unsigned long long)ranges[i].min,
+				 (unsigned long long)ranges[i].max, ranges[i].unit);
+			return;
+		}
+	snprintf(err, errlen, "%s: %s is out of range", key, value);
+}
+
 static const struct key keys[] = {
 	{ "device", set_device, get_device, NULL },
 	{ "offset", set_offset, get_offset, NULL },
@@ -342,6 +405,8 @@ static const struct key keys[] = {
 	{ "encrypt", set_encrypt, get_encrypt, NULL },
 	{ "key-file", set_key_file, get_key_file, NULL },
 	{ "require-encryption", set_require_encryption, get_require_encryption, NULL },
+	{ "kdf-passes", set_kdf_passes, get_kdf_passes, NULL },
+	{ "kdf-memory", set_kdf_memory, get_kdf_memory, NULL },
 	{ "systemd-hooks", set_systemd_hooks, get_systemd_hooks, NULL },
 	{ "pm-utils-hooks", set_pmutils_hooks, get_pmutils_hooks, NULL },
 	{ "force", set_force, get_force, NULL },
@@ -400,6 +465,8 @@ int hib_config_set_from(struct hib_config *c, const char *key, const char *value
 				 value);
 		else if (r == -EINVAL)
 			snprintf(err, errlen, "%s: invalid value '%s'", key, value);
+		else if (r == -ERANGE)
+			range_message(key, value, err, errlen);
 		else if (r < 0)
 			snprintf(err, errlen, "%s: %s", key, strerror(-r));
 		else

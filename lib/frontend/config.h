@@ -53,7 +53,8 @@ struct hib_config {
 void hib_config_init(struct hib_config *c);
 void hib_config_free(struct hib_config *c);
 /* One key, from a command-line option. On error writes a message to @err:
- * -ENOKEY unknown key, -EINVAL bad value. */
+ * -ENOKEY unknown key, -EINVAL bad value, -ERANGE a number outside its range
+ * (the message says the range). */
 int hib_config_set(struct hib_config *c, const char *key, const char *value, char *err,
 		   size_t errlen);
 int hib_config_set_from(struct hib_config *c, const char *key, const char *value,

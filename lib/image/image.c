@@ -49,6 +49,15 @@ static int load_header(struct hib_target *t, const struct hib_sig_tail *tail, st
 		return log_err(r, "%s: cannot read the image header at byte %llu: %m", path,
 			       (unsigned long long)tail->header_offset);
 	r = hib_header_check(h, tail->image_id, tail->header_xxh3);
+	/* Said apart: the size decides how much memory resume would take. */
+	if (r == -EBADMSG && hib_header_xxh3(h) == tail->header_xxh3 &&
+	    !hib_block_size_ok(h->block_raw_bytes))
+		return log_err(r,
+			       "%s: the image header claims blocks of %u bytes; this version "
+			       "writes only powers of two from %u KiB to %u MiB (tampered with, "
+			       "or not written by hibernate): not resuming it",
+			       path, h->block_raw_bytes, HIB_BLOCK_MIN_BYTES >> 10,
+			       HIB_BLOCK_MAX_BYTES >> 20);
 	if (r < 0)
 		return log_err(r, "%s: the image header is corrupt (%s)", path,
 			       r == -EPROTO ? "another format version"

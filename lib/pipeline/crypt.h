@@ -15,15 +15,30 @@
 
 #define HIB_KEY_BYTES 32u
 
-/* New image: derive the wrapping key from @s, make and wrap a data key into
+/* The Argon2id cost a writer uses for @passes and @memory bytes (0: the
+ * default, libsodium's interactive level): -ERANGE outside the bounds every
+ * reader takes (format.h, HIB_ARGON_*), -E2BIG when the memory is more than
+ * half of @ram bytes (0: not checked), which the initramfs may not have. */
+int crypt_kdf_cost(uint64_t passes, uint64_t memory, uint64_t ram, uint64_t *ret_ops,
+		   uint64_t *ret_mem);
+/* New image: derive the wrapping key from @s (Argon2id with @ops passes over
+ * @mem bytes, 0: default; see crypt_kdf_cost), make and wrap a data key into
  * @hdr->crypt. Returns the data key (free with crypt_key_free). */
-int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **ret_key);
+int crypt_setup(const struct hib_secret *s, uint64_t ops, uint64_t mem, struct hib_header *hdr,
+		uint8_t **ret_key);
 /* Existing image: unwrap the data key with @s. -EACCES: wrong secret. */
 int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key);
 void crypt_key_free(uint8_t *key);
+/* Keys (data keys, key-encryption keys) this module allocated and that are not
+ * freed yet, in the whole process: what a test checks is none when it must be. */
+unsigned crypt_keys_held(void);
 
-/* The header's MAC, computed with hdr->crypt.header_mac zero. */
-void crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr);
+/* The header's MAC (keyed BLAKE2b-256 of the page with header_mac and
+ * header_xxh3_self zero), into hdr->crypt.header_mac. Fails closed: -EINVAL
+ * without a key, -EIO when it cannot be computed (the header is then untouched). */
+int crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr);
+/* 0 when @hdr's MAC holds under @key; -EBADMSG when not, and the errors of
+ * crypt_header_mac_set when it cannot be computed: never 0 then. */
 int crypt_header_mac_check(const uint8_t *key, const struct hib_header *hdr);
 
 #endif

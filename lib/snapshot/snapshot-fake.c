@@ -269,6 +269,8 @@ static int fake_atomic_restore(struct hib_snapshot *s)
 
 	if (s->mode != HIB_SNAP_RESUME || !f->frozen || f->pos != f->p.stream_pages)
 		return -EPERM;
+	if (f->p.on_atomic_restore)
+		f->p.on_atomic_restore(f->p.hook_userdata);
 	f->restored = 1;
 	f->complete = !f->mismatch && f->pages_ok == f->p.stream_pages;
 	return 0;

@@ -37,6 +37,10 @@ struct hib_fake_params {
 	 * the kernel's release does). Called on the thread that made the call. */
 	void (*on_freeze)(void *userdata);
 	void (*on_thaw)(void *userdata);
+	/* Optional: ATOMIC_RESTORE, just before it restores the image (the last
+	 * moment the resuming process exists with the kernel's): for tests that
+	 * look at what that process still holds. */
+	void (*on_atomic_restore)(void *userdata);
 	void *hook_userdata;
 };
 int hib_snapshot_fake_new(const struct hib_fake_params *p, enum hib_snapshot_mode mode,

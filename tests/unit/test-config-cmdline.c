@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "format/format.h"
 #include "frontend/config.h"
 #include "helpers.h"
 #include "storage/target.h"
@@ -357,6 +358,46 @@ static void config_unknown_key_names_line(void **state)
 	hib_config_free(&res.c);
 }
 
+/* Argon2id's cost: only within what every reader takes, the range in the message. */
+static void config_kdf_cost_bounded(void **state)
+{
+	static const struct {
+		const char *text, *range;
+	} out[] = {
+		{ "kdf-memory = 512\n", "(8 to 256 MiB)" },
+		{ "kdf-memory = 7\n", "(8 to 256 MiB)" },
+		{ "kdf-passes = 0\n", "(1 to 4)" },
+		{ "kdf-passes = 5\n", "(1 to 4)" },
+	};
+	struct load_result res;
+
+	(void)state;
+	load("kdf-passes = 4\nkdf-memory = 256\n", &res);
+	assert_int_equal(res.r, 0);
+	assert_int_equal(res.c.opts.kdf_passes, HIB_ARGON_OPS_MAX);
+	assert_int_equal(res.c.opts.kdf_memory, HIB_ARGON_MEM_MAX);
+	hib_config_free(&res.c);
+	load("kdf-passes = 1\nkdf-memory = 8\n", &res);
+	assert_int_equal(res.r, 0);
+	assert_int_equal(res.c.opts.kdf_passes, HIB_ARGON_OPS_MIN);
+	assert_int_equal(res.c.opts.kdf_memory, HIB_ARGON_MEM_MIN);
+	hib_config_free(&res.c);
+	/* Not set: the library's default (libsodium's interactive level). */
+	load("\n", &res);
+	assert_int_equal(res.c.opts.kdf_passes, 0);
+	assert_int_equal(res.c.opts.kdf_memory, 0);
+	hib_config_free(&res.c);
+	for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
+		load(out[i].text, &res);
+		assert_int_equal(res.r, -ERANGE);
+		assert_int_equal(res.line, 1);
+		if (!strstr(res.err, out[i].range))
+			fail_msg("'%s': error '%s' does not give the range %s", out[i].text,
+				 res.err, out[i].range);
+		hib_config_free(&res.c);
+	}
+}
+
 struct bad_value_case {
 	const char *name;
 	const char *text;
@@ -514,6 +555,7 @@ int main(void)
 		CONF(config_good_file),
 		CONF(config_defaults_untouched_by_empty_file),
 		CONF(config_unknown_key_names_line),
+		CONF(config_kdf_cost_bounded),
 		CONF(config_inline_hooks_parsed),
 		CONF(config_line_without_equals),
 		NAMED(config_missing_file),

@@ -20,10 +20,12 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sodium.h>
 #include <xxhash.h>
 
 #include "engine/engine.h"
 #include "helpers.h"
+#include "pipeline/crypt.h"
 
 #define STREAM_PAGES 700u
 #define SWAP_PAGES (2 * STREAM_PAGES + 64)
@@ -41,7 +43,20 @@ struct fx {
 struct asker {
 	struct hib_secret answers[4];
 	int n, asked;
+	/* Where the answers' bytes are, when the test owns them: forget wipes it. */
+	uint8_t *buf;
+	size_t buf_len;
+	int forgotten;
 };
+
+static void forget(void *ud)
+{
+	struct asker *a = ud;
+
+	a->forgotten++;
+	if (a->buf)
+		sodium_memzero(a->buf, a->buf_len);
+}
 
 static int ask(int attempt, const char *what, struct hib_secret *ret, void *ud)
 {
@@ -88,25 +103,40 @@ static void fx_free(struct fx *f)
 	unlink(f->path);
 }
 
-/* Hibernate into the fixture's swap file, encrypted with @s (NULL: not). */
-static void hibernate(struct fx *f, const struct hib_secret *s, enum hib_codec_choice codec)
+/* Hibernate into the fixture's swap file, encrypted with @s (NULL: not) at
+ * Argon2id's cost @passes, @memory (0: default); what hib_suspend came to. */
+static int hibernate_cost(struct fx *f, const struct hib_secret *s, enum hib_codec_choice codec,
+			  uint32_t passes, uint64_t memory)
 {
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
 	struct hib_options o;
 	enum hib_suspend_outcome written = 0;
+	bool frozen = true;
+	int r;
 
 	hib_options_init(&o);
 	o.codec = codec;
 	o.threads = 2;
 	o.powerdown = HIB_POWERDOWN_NONE;
 	o.secret = s;
+	o.kdf_passes = passes;
+	o.kdf_memory = memory;
 	assert_int_equal(hib_target_open(f->path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&f->fp, HIB_SNAP_HIBERNATE, &snap), 0);
-	assert_int_equal(hib_suspend(t, snap, &o, &written, NULL), 0);
-	assert_int_equal(written, HIB_SUSPEND_WRITTEN);
+	r = hib_suspend(t, snap, &o, &written, NULL);
+	if (r == 0)
+		assert_int_equal(written, HIB_SUSPEND_WRITTEN);
+	hib_snapshot_fake_result(snap, NULL, NULL, NULL, &frozen);
+	assert_false(frozen);
 	hib_snapshot_close(snap);
 	hib_target_close(t);
+	return r;
+}
+
+static void hibernate(struct fx *f, const struct hib_secret *s, enum hib_codec_choice codec)
+{
+	assert_int_equal(hibernate_cost(f, s, codec, 0, 0), 0);
 }
 
 /* Resume with @a answering; returns what hib_resume came to (cycle_result),
@@ -124,6 +154,7 @@ static int resume(struct fx *f, struct asker *a, bool *ret_restored)
 	o.threads = 2;
 	o.ask_secret = a ? ask : NULL;
 	o.ask_secret_userdata = a;
+	o.forget_secret = a ? forget : NULL;
 	assert_int_equal(hib_target_open(f->path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&f->fp, HIB_SNAP_RESUME, &snap), 0);
 	r = hib_resume(t, snap, &o, &outcome, NULL);
@@ -471,6 +502,146 @@ static void tampered_header_refused(void **state)
 	fx_free(&f);
 }
 
+/*
+ * The header MAC fails closed: without a key there is nothing to check it
+ * with, and a header whose MAC is the unkeyed hash of its bytes (what anybody
+ * can compute) or all zeros (what a failed computation once left) is refused.
+ */
+static void header_mac_fails_closed(void **state)
+{
+	static uint8_t key[HIB_KEY_BYTES] = { 1, 2, 3 };
+	uint8_t page[HIB_PAGE_SIZE] = { 0 };
+	struct hib_header *h = (struct hib_header *)page;
+
+	(void)state;
+	assert_true(sodium_init() >= 0);
+	memcpy(h->magic, HIB_HEADER_MAGIC, 16);
+	h->flags = HIB_HFLAG_ENCRYPTED;
+	h->image_id = 42;
+	/* The unkeyed hash of the page as the MAC sees it (both fields zero). */
+	crypto_generichash(h->crypt.header_mac, 32, page, sizeof(page), NULL, 0);
+	assert_true(crypt_header_mac_check(NULL, h) < 0);
+	assert_int_equal(crypt_header_mac_check(key, h), -EBADMSG);
+	memset(h->crypt.header_mac, 0, 32);
+	assert_true(crypt_header_mac_check(NULL, h) < 0);
+	assert_int_equal(crypt_header_mac_check(key, h), -EBADMSG);
+	/* Sealed with the key, it holds, and only under that key. */
+	assert_int_equal(crypt_header_mac_set(key, h), 0);
+	assert_int_equal(crypt_header_mac_check(key, h), 0);
+	assert_true(crypt_header_mac_check(NULL, h) < 0);
+	key[0] ^= 1;
+	assert_int_equal(crypt_header_mac_check(key, h), -EBADMSG);
+	key[0] ^= 1;
+	/* Without a key, nothing is sealed: the header is left as it was. */
+	memset(h->crypt.header_mac, 0xa5, 32);
+	assert_int_equal(crypt_header_mac_set(NULL, h), -EINVAL);
+	for (int i = 0; i < 32; i++)
+		assert_int_equal(h->crypt.header_mac[i], 0xa5);
+}
+
+/* What the resuming process still holds when the kernel restores the image. */
+struct at_restore {
+	struct asker *a;
+	int calls;
+	unsigned keys_held;
+	bool secret_wiped;
+};
+
+static void look_at_restore(void *ud)
+{
+	struct at_restore *r = ud;
+
+	r->calls++;
+	r->keys_held = crypt_keys_held();
+	r->secret_wiped = sodium_is_zero(r->a->buf, r->a->buf_len);
+}
+
+/*
+ * Before ATOMIC_RESTORE, the data key is freed (wiped) and the passphrase
+ * wiped through forget_secret: a restore does not return, and what this
+ * process leaves in memory the restored kernel sees as free, uncleared RAM.
+ */
+static void keys_and_secret_wiped_before_the_restore(void **state)
+{
+	struct fx f;
+	struct hib_secret pp = passphrase(PASSPHRASE);
+	uint8_t *buf = sodium_malloc(sizeof(PASSPHRASE));
+	struct asker a = { .n = 1, .buf = buf, .buf_len = sizeof(PASSPHRASE) - 1 };
+	struct at_restore seen = { .a = &a };
+	bool restored;
+
+	(void)state;
+	assert_non_null(buf);
+	memcpy(buf, PASSPHRASE, sizeof(PASSPHRASE));
+	a.answers[0] = (struct hib_secret){ .kind = HIB_SECRET_PASSPHRASE,
+					    .data = buf,
+					    .len = sizeof(PASSPHRASE) - 1 };
+	fx_new(&f);
+	hibernate(&f, &pp, HIB_COMPRESS_ZSTD);
+	assert_int_equal(crypt_keys_held(), 0);
+	f.fp.on_atomic_restore = look_at_restore;
+	f.fp.hook_userdata = &seen;
+	assert_int_equal(resume(&f, &a, &restored), HIB_RESUME_RESTORED);
+	assert_true(restored);
+	assert_int_equal(seen.calls, 1);
+	assert_int_equal(seen.keys_held, 0);
+	assert_int_equal(a.forgotten, 1);
+	assert_true(seen.secret_wiped);
+	sodium_free(buf);
+	fx_free(&f);
+}
+
+/*
+ * Argon2id's cost: the default is libsodium's interactive level; a writer
+ * takes only what every reader accepts, and no more memory than half of RAM;
+ * the corners of that range resume, and the header says what was used.
+ */
+static void kdf_cost_configurable_within_what_readers_take(void **state)
+{
+	static const struct {
+		uint32_t passes;
+		uint64_t memory;
+	} corners[] = { { HIB_ARGON_OPS_MIN, HIB_ARGON_MEM_MAX },
+			{ HIB_ARGON_OPS_MAX, HIB_ARGON_MEM_MIN } };
+	struct fx f;
+	struct hib_secret pp = passphrase(PASSPHRASE);
+	uint64_t ops, mem;
+
+	(void)state;
+	assert_int_equal(crypt_kdf_cost(0, 0, 0, &ops, &mem), 0);
+	assert_int_equal(ops, crypto_pwhash_OPSLIMIT_INTERACTIVE);
+	assert_int_equal(mem, crypto_pwhash_MEMLIMIT_INTERACTIVE);
+	assert_int_equal(crypt_kdf_cost(HIB_ARGON_OPS_MAX + 1, 0, 0, &ops, &mem), -ERANGE);
+	assert_int_equal(crypt_kdf_cost(0, HIB_ARGON_MEM_MAX + (1 << 20), 0, &ops, &mem), -ERANGE);
+	assert_int_equal(crypt_kdf_cost(0, HIB_ARGON_MEM_MIN - (1 << 20), 0, &ops, &mem), -ERANGE);
+	assert_int_equal(crypt_kdf_cost(0, 256ull << 20, 511ull << 20, &ops, &mem), -E2BIG);
+	assert_int_equal(crypt_kdf_cost(0, 256ull << 20, 512ull << 20, &ops, &mem), 0);
+	fx_new(&f);
+	assert_int_equal(hibernate_cost(&f, &pp, HIB_COMPRESS_LZ4, HIB_ARGON_OPS_MAX + 1, 0),
+			 -ERANGE);
+	expect_swap_given_back(&f);
+	for (size_t i = 0; i < sizeof(corners) / sizeof(corners[0]); i++) {
+		struct asker a = { .answers = { pp }, .n = 1 };
+		struct hib_crypt crypt;
+		uint8_t *img;
+		size_t len;
+		bool restored;
+
+		assert_int_equal(hibernate_cost(&f, &pp, HIB_COMPRESS_LZ4, corners[i].passes,
+						corners[i].memory),
+				 0);
+		img = slurp(f.path, &len);
+		memcpy(&crypt, img + header_offset(img, len) + offsetof(struct hib_header, crypt),
+		       sizeof(crypt));
+		free(img);
+		assert_int_equal(crypt.opslimit, corners[i].passes);
+		assert_int_equal(crypt.memlimit, corners[i].memory);
+		assert_int_equal(resume(&f, &a, &restored), HIB_RESUME_RESTORED);
+		assert_true(restored);
+	}
+	fx_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +652,9 @@ int main(void)
 		cmocka_unit_test(no_stream_bytes_in_the_clear),
 		cmocka_unit_test(tampered_block_with_fixed_checksum_refused),
 		cmocka_unit_test(tampered_header_refused),
+		cmocka_unit_test(header_mac_fails_closed),
+		cmocka_unit_test(keys_and_secret_wiped_before_the_restore),
+		cmocka_unit_test(kdf_cost_configurable_within_what_readers_take),
 	};
 	quiet_logs();
 	return cmocka_run_group_tests(tests, NULL, NULL);

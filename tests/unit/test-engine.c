@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -1388,6 +1389,139 @@ static void cycle_on_loop_device(void **state)
 			.name = arr[i].name, .test_func = fn, .initial_state = (void *)&arr[i]     \
 		}
 
+/* ---- memory a header can claim ----------------------------------------- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define AS_LIMIT_OK 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AS_LIMIT_OK 0
+#endif
+#endif
+#ifndef AS_LIMIT_OK
+#define AS_LIMIT_OK 1 /* AddressSanitizer's shadow needs terabytes of address space */
+#endif
+
+static char block_msg[512];
+
+static void keep_block_msg(enum hib_loglevel l, const char *m, void *u)
+{
+	(void)l, (void)u;
+	if (strstr(m, "claims blocks"))
+		snprintf(block_msg, sizeof(block_msg), "%s", m);
+}
+
+/* The pristine image with its header saying blocks of @block bytes (the block
+ * count to match, checksums put right), resumed by 64 workers in a child whose
+ * address space has 64 MiB left: 0, or why not. */
+static int resume_claiming_block_size(struct pristine *p, uint32_t block)
+{
+	struct hib_header h;
+	struct hib_sig_tail tail;
+	pid_t pid;
+	int status;
+
+	memcpy(&h, p->header_page, sizeof(h));
+	memcpy(&tail, p->image_page0 + TEST_PAGE - HIB_SIG_TAIL_SIZE, sizeof(tail));
+	h.block_raw_bytes = block;
+	h.nr_blocks = (uint32_t)((h.stream_bytes + block - 1) / block);
+	hib_header_seal(&h);
+	tail.header_xxh3 = hib_header_xxh3(&h);
+	hib_tail_seal(&tail);
+	pwrite_at(p->path, tail.header_offset, &h, sizeof(h));
+	pwrite_at(p->path, TEST_PAGE - HIB_SIG_TAIL_SIZE, &tail, sizeof(tail));
+	p->ready = false;
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct resume_result res;
+		char want[64];
+		long vm_pages = 0;
+		FILE *f = fopen("/proc/self/statm", "r");
+
+		if (!f || fscanf(f, "%ld", &vm_pages) != 1)
+			_exit(2);
+		fclose(f);
+		if (AS_LIMIT_OK) {
+			rlim_t lim = (rlim_t)vm_pages * TEST_PAGE + (64u << 20);
+			struct rlimit rl = { lim, lim };
+
+			if (setrlimit(RLIMIT_AS, &rl) < 0)
+				_exit(3);
+		}
+		hib_set_log(keep_block_msg, NULL);
+		res = resume_image(p->path, &p->fp, 64);
+		snprintf(want, sizeof(want), "claims blocks of %u bytes", block);
+		if (res.r == -ENOMEM)
+			_exit(4);
+		if (res.r != -EBADMSG || res.restored || res.pages_ok)
+			_exit(5);
+		_exit(strstr(block_msg, want) ? 0 : 6);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * A header claiming a block size hibernate never writes (a page multiple
+ * that is not a power of two, or a power of two past the maximum, which
+ * readers once took up to 16 MiB) is refused by name, before the pipeline's
+ * buffers are taken: 64 workers of 8 or 16 MiB blocks would want gigabytes.
+ */
+static void resume_refuses_block_size_never_written(void **state)
+{
+	static const uint32_t sizes[] = { 3 * TEST_PAGE, 8u << 20, 16u << 20 };
+	static const char *const why[] = { "",
+					   "",
+					   "",
+					   "cannot limit the address space",
+					   "ENOMEM: the buffers were allocated first",
+					   "not refused as -EBADMSG",
+					   "refused without naming the block size" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct pristine *p = pristine_get(1);
+		int k = resume_claiming_block_size(p, sizes[i]);
+		uint8_t page0[TEST_PAGE];
+
+		if (k != 0)
+			fail_msg("header with blocks of %u bytes: %s (child status %d)", sizes[i],
+				 k < (int)(sizeof(why) / sizeof(why[0])) ? why[k] : "crashed", k);
+		read_page0(p->path, page0);
+		assert_memory_equal(page0, orig_swap_page0, 1028);
+	}
+}
+
+/* The buffers stay under HIB_PIPE_MEM_MAX for the largest blocks with the
+ * most workers, with at least one worker; the default block size keeps them all. */
+static void pipe_memory_bounded_for_many_cpus(void **state)
+{
+	struct hib_options o;
+	struct engine_pipe ep;
+
+	(void)state;
+	hib_options_init(&o);
+	o.threads = 64;
+	assert_int_equal(engine_pipe_new(&o, HIB_BLOCK_MAX_BYTES, 1, NULL,
+					 codec_record_bound(HIB_BLOCK_MAX_BYTES),
+					 HIB_BLOCK_MAX_BYTES, &ep),
+			 0);
+	print_message("# %u KiB blocks, 64 CPUs: %u workers, %zu MiB of buffers\n",
+		      HIB_BLOCK_MAX_BYTES >> 10, ep.workers, pipeline_memory(ep.pipe) >> 20);
+	assert_true(pipeline_memory(ep.pipe) <= HIB_PIPE_MEM_MAX);
+	assert_true(ep.workers >= 2);
+	engine_pipe_free(&ep);
+	assert_int_equal(engine_pipe_new(&o, HIB_DEFAULT_BLOCK_BYTES, 1, NULL,
+					 codec_record_bound(HIB_DEFAULT_BLOCK_BYTES),
+					 HIB_DEFAULT_BLOCK_BYTES, &ep),
+			 0);
+	assert_int_equal(ep.workers, 64);
+	assert_true(pipeline_memory(ep.pipe) <= HIB_PIPE_MEM_MAX);
+	engine_pipe_free(&ep);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
@@ -1399,6 +1533,8 @@ int main(void)
 		NAMED(resume_without_snapshot_discards),
 		NAMED(resume_read_only_target_refused),
 		NAMED(resume_oversized_block_claim_fails_cleanly),
+		NAMED(resume_refuses_block_size_never_written),
+		NAMED(pipe_memory_bounded_for_many_cpus),
 		NAMED(resume_restores_exact_swap_header),
 		NAMED(resume_discard_restores_exact_swap_header),
 		NAMED(resume_leaves_report_for_resumed_system),

@@ -271,6 +271,17 @@ static void hm_block_huge(struct hib_header *h)
 	h->block_raw_bytes = HIB_BLOCK_MAX_BYTES + HIB_PAGE_SIZE;
 	h->nr_blocks = 1;
 }
+/* Page multiples, but no size hibernate writes. */
+static void hm_block_not_power_of_two(struct hib_header *h)
+{
+	h->block_raw_bytes = 3 * HIB_PAGE_SIZE;
+	h->nr_blocks = (uint32_t)((h->stream_bytes + h->block_raw_bytes - 1) / h->block_raw_bytes);
+}
+static void hm_block_8_mib(struct hib_header *h)
+{
+	h->block_raw_bytes = 8u << 20; /* readers once took up to 16 MiB */
+	h->nr_blocks = 1;
+}
 static void hm_codec_unknown(struct hib_header *h)
 {
 	h->codec = HIB_CODEC_MAX;
@@ -340,6 +351,8 @@ static const struct header_case header_cases[] = {
 	{ "header_rejects_zero_block_size", hm_block_zero, -EBADMSG },
 	{ "header_rejects_block_size_not_page_multiple", hm_block_not_page, -EBADMSG },
 	{ "header_rejects_block_size_above_the_maximum", hm_block_huge, -EBADMSG },
+	{ "header_rejects_block_size_not_a_power_of_two", hm_block_not_power_of_two, -EBADMSG },
+	{ "header_rejects_blocks_of_8_mib", hm_block_8_mib, -EBADMSG },
 	{ "header_rejects_unknown_codec", hm_codec_unknown, -EBADMSG },
 	{ "header_rejects_misaligned_map_offset", hm_map_offset_not_page, -EBADMSG },
 	{ "header_rejects_zero_map_pages", hm_map_pages_zero, -EBADMSG },
