@@ -294,6 +294,13 @@ struct hib_secret {
  */
 typedef int (*hib_secret_fn)(int attempt, const char *what, struct hib_secret *ret, void *userdata);
 
+/* Hibernate with the image's key sealed to the TPM 2.0 (encrypt = tpm). */
+struct hib_tpm_options {
+	uint32_t pcrs;                     /* bit n: PCR n (SHA-256); 0: those of 0..7 it has */
+	const struct hib_secret *pin;      /* the PIN it also needs (NULL: none) */
+	const struct hib_secret *fallback; /* a passphrase that opens the image too (NULL: none) */
+};
+
 struct hib_options {
 	enum hib_codec_choice codec;
 	int codec_level;    /* 0 = codec default */
@@ -318,6 +325,11 @@ struct hib_options {
 	bool auto_swapon;
 	/* Hibernate: encrypt the image with this secret (NULL: not encrypted). */
 	const struct hib_secret *secret;
+	/* Hibernate: encrypt the image with a key sealed to the TPM (NULL: not);
+	 * before @secret. Resume needs nothing: the image says what it needs, and
+	 * asks @ask_secret for a PIN ("TPM PIN") or the fallback passphrase
+	 * ("TPM fallback passphrase"). */
+	const struct hib_tpm_options *tpm;
 	/* Resume: how to ask for the secret of an encrypted image, and how often. */
 	hib_secret_fn ask_secret;
 	void *ask_secret_userdata;

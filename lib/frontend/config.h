@@ -29,10 +29,14 @@ struct hib_config {
 	char *device;
 	uint64_t offset;
 	bool offset_set;
-	int loglevel;   /* -1: not set */
-	bool cancel;    /* Esc cancels while writing (default yes) */
-	bool encrypt;   /* encrypt the image (passphrase, or key-file if set) */
-	char *key_file; /* key file for encryption and resume */
+	int loglevel;      /* -1: not set */
+	bool cancel;       /* Esc cancels while writing (default yes) */
+	bool encrypt;      /* encrypt the image (passphrase, or key-file if set) */
+	char *key_file;    /* key file for encryption and resume */
+	bool tpm;          /* encrypt = tpm: the key sealed to the TPM (with encrypt) */
+	uint32_t tpm_pcrs; /* tpm-pcrs: bit n = PCR n; 0 = auto */
+	bool tpm_pin;      /* tpm-pin: a PIN too */
+	bool tpm_fallback; /* tpm-fallback = passphrase */
 	struct hib_options opts;
 
 	/* Hooks. */

@@ -22,6 +22,22 @@ int crypt_setup(const struct hib_secret *s, struct hib_header *hdr, uint8_t **re
 int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key);
 void crypt_key_free(uint8_t *key);
 
+/*
+ * New image, key sealed to the TPM (@o): a random key-encryption key sealed
+ * to its PCRs (and PIN), the data key wrapped under it (and under the
+ * fallback passphrase) into @hdr->crypt and @hdr->tpm; HIB_FEATURE_TPM set.
+ * -EOPNOTSUPP built without TPM support; else as tpm_seal.
+ */
+int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uint8_t **ret_key);
+/* Existing TPM-sealed image: unseal with @pin (NULL: none). As tpm_unseal:
+ * -EPERM the PCRs changed (*ret_changed names them), -EACCES wrong PIN, ... */
+int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, uint8_t **ret_key,
+		   uint32_t *ret_changed);
+/* Existing TPM-sealed image with HIB_TPM_FALLBACK: open with the passphrase @s.
+ * -EACCES wrong passphrase, -EINVAL no fallback, -EBADMSG its cost out of bounds. */
+int crypt_open_fallback(const struct hib_secret *s, const struct hib_header *hdr,
+			uint8_t **ret_key);
+
 /* The header's MAC, computed with hdr->crypt.header_mac zero. */
 void crypt_header_mac_set(const uint8_t *key, struct hib_header *hdr);
 int crypt_header_mac_check(const uint8_t *key, const struct hib_header *hdr);
