@@ -9,7 +9,10 @@
 #           `hibernate --tpm --tpm-fallback passphrase` (typed twice)
 #   boot 4: PCR 7 extended twice (boot 3 sealed to it extended once),
 #           `hibernate resume`: refused, the
-#           passphrase asked and typed: boot 3's world again (c)
+#           passphrase asked and typed: boot 3's world again (c); it
+#           hibernates with --tpm --tpm-pin (the PIN typed twice)
+#   boot 5: PCR 7 as boot 4 sealed it; a wrong PIN, then the right one:
+#           boot 3's world again
 # shellcheck source=../guest/guest.sh
 . /lib/hibtest/guest.sh
 # shellcheck disable=SC2034 # read by workload.sh
@@ -60,10 +63,18 @@ case $1 in
 	workload_report
 	say mark hibernate-fallback
 	fault_hibernate --tpm --tpm-fallback passphrase || exit 1
-	# Boot 4's console: resumed with the passphrase.
+	# Boot 4's console: resumed with the passphrase; now with a PIN too.
+	fault_header_wiped
+	say mark hibernate-pin
+	fault_hibernate --tpm --tpm-pin || exit 1
+	# Boot 5's console: resumed after a wrong PIN and the right one.
 	fault_header_wiped
 	;;
 4)
+	tpm_change_pcr 2
+	fault_resume_console
+	;;
+5)
 	tpm_change_pcr 2
 	fault_resume_console
 	;;
