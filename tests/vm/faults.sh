@@ -266,10 +266,10 @@ corrupt_run() {
 
 # console_answer_start N TEXT...: during boot N, type TEXT1 at the first
 # passphrase or PIN prompt ("Passphrase" or "TPM PIN" on the console), TEXT2
-# at the second... (with Enter).  Needs vm_console_open.  A prompt has no newline yet when it
-# shows, so this watches the log file rather than the console's lines; it
-# waits a little after each prompt, because `hibernate` flushes the tty's
-# input right after printing it.  console_answer_stop when the boot is over.
+# at the second... (with Enter).  Needs vm_console_open.  A prompt has no
+# newline yet when it shows, so this watches the log file rather than the
+# console's lines; it waits a little after each prompt, because `hibernate`
+# flushes the tty's input right after printing it.  console_answer_stop when the boot is over.
 console_answer_start() {
 	local n=$1 log
 	shift
