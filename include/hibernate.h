@@ -298,6 +298,7 @@ enum hib_require {
 	HIB_REQUIRE_NOTHING = 0,    /* any image, encrypted or not */
 	HIB_REQUIRE_PASSPHRASE = 1, /* encrypted, its key wrapped under a passphrase */
 	HIB_REQUIRE_KEY_FILE = 2,   /* encrypted, its key wrapped under a key file */
+	HIB_REQUIRE_TPM = 3,        /* encrypted, its key sealed to the TPM (encrypt = tpm) */
 };
 /* For messages: "a passphrase", "a key file"; "nothing" for HIB_REQUIRE_NOTHING. */
 const char *hib_require_name(enum hib_require r);
@@ -308,6 +309,13 @@ const char *hib_require_name(enum hib_require r);
  * hib_resume) and return 0, or return -errno to give up.
  */
 typedef int (*hib_secret_fn)(int attempt, const char *what, struct hib_secret *ret, void *userdata);
+
+/* Hibernate with the image's key sealed to the TPM 2.0 (encrypt = tpm). */
+struct hib_tpm_options {
+	uint32_t pcrs;                     /* bit n: PCR n (SHA-256); 0: those of 0..7 it has */
+	const struct hib_secret *pin;      /* the PIN it also needs (NULL: none) */
+	const struct hib_secret *fallback; /* a passphrase that opens the image too (NULL: none) */
+};
 
 struct hib_options {
 	enum hib_codec_choice codec;
@@ -338,6 +346,11 @@ struct hib_options {
 	 * resume uses what the image says. */
 	uint32_t kdf_passes;
 	uint64_t kdf_memory;
+	/* Hibernate: encrypt the image with a key sealed to the TPM (NULL: not);
+	 * before @secret. Resume needs nothing: the image says what it needs, and
+	 * asks @ask_secret for a PIN ("TPM PIN") or the fallback passphrase
+	 * ("TPM fallback passphrase"). */
+	const struct hib_tpm_options *tpm;
 	/* Resume: how to ask for the secret of an encrypted image, and how often. */
 	hib_secret_fn ask_secret;
 	void *ask_secret_userdata;

@@ -28,6 +28,7 @@
 #include "hibernate.h"
 #include "frontend/hooks.h"
 #include "frontend/keyfile.h"
+#include "pipeline/tpm.h"
 #include "util/util.h"
 
 #define EXIT_USAGE 2
@@ -315,10 +316,12 @@ static struct hib_key_file resume_key, hibernate_key;
 static int ask_secret(int attempt, const char *what, struct hib_secret *ret, void *ud)
 {
 	char prompt[256];
+	bool pin = strcmp(what, "TPM PIN") == 0;
 	int r;
 
 	(void)ud;
-	if (ctl.cfg.key_file) {
+	/* A TPM-sealed image asks for its PIN or its fallback passphrase, never a key file. */
+	if (ctl.cfg.key_file && strncmp(what, "TPM ", 4) != 0) {
 		/* A key file does not get better by asking again. */
 		if (attempt > 1)
 			return -EACCES;
@@ -330,11 +333,10 @@ static int ask_secret(int attempt, const char *what, struct hib_secret *ret, voi
 		ret->len = resume_key.len;
 		return 0;
 	}
-	(void)what;
 	if (!resume_secret && !(resume_secret = secret_buf_new()))
 		return -ENOMEM;
-	snprintf(prompt, sizeof(prompt),
-		 "Passphrase for the hibernation image%s: ", attempt > 1 ? " (again)" : "");
+	snprintf(prompt, sizeof(prompt), "%s for the hibernation image%s: ",
+		 pin ? "TPM PIN" : "Passphrase", attempt > 1 ? " (again)" : "");
 	r = read_passphrase(prompt, resume_secret);
 	if (r < 0)
 		return r;
@@ -525,43 +527,85 @@ static int test_restore(struct hib_target *t)
 	return r < 0 ? r : -EIO;
 }
 
-/* --encrypt: the passphrase (asked twice on a terminal) or the key file, into
- * ctl.cfg.opts.secret. Asked before the hooks switch consoles or stop anything. */
+/* A passphrase or PIN (@what), asked twice on a terminal, into locked memory
+ * (*@ret_buf, freed by the caller) and @sec. */
+static int ask_new_passphrase(const char *what, struct secret_buf **ret_buf, struct hib_secret *sec)
+{
+	struct secret_buf *b1, *b2;
+	char prompt[128];
+	int r;
+
+	b1 = *ret_buf = secret_buf_new();
+	if (!b1)
+		return -ENOMEM;
+	snprintf(prompt, sizeof(prompt), "%s for the hibernation image: ", what);
+	r = read_passphrase(prompt, b1);
+	if (r == 0 && isatty(STDIN_FILENO)) {
+		snprintf(prompt, sizeof(prompt), "%s again: ", what);
+		b2 = secret_buf_new();
+		r = b2 ? read_passphrase(prompt, b2) : -ENOMEM;
+		if (r == 0 && (b1->len != b2->len || memcmp(b1->data, b2->data, b1->len))) {
+			say("the %ss differ; nothing was done", what);
+			r = -EINVAL;
+		}
+		secret_buf_free(&b2);
+	}
+	if (r == -ENODATA)
+		say("an empty %s would not protect anything; nothing was done", what);
+	*sec = (struct hib_secret){ .kind = HIB_SECRET_PASSPHRASE,
+				    .data = b1->data,
+				    .len = b1->len };
+	return r;
+}
+
+static struct secret_buf *tpm_pin_secret;
+
+/* encrypt = tpm: the PIN and the fallback passphrase when configured, into ctl.cfg.opts.tpm. */
+static int ask_tpm_secrets(void)
+{
+	static struct hib_secret pin, fallback;
+	static struct hib_tpm_options t;
+	int r = 0;
+
+	if (!tpm_supported()) {
+		say("encrypt = tpm: this hibernate was built without TPM support (the static "
+		    "build); use the package's dynamically linked binary, or encrypt = yes");
+		return -EOPNOTSUPP;
+	}
+	t = (struct hib_tpm_options){ .pcrs = ctl.cfg.tpm_pcrs };
+	if (ctl.cfg.tpm_pin) {
+		r = ask_new_passphrase("TPM PIN", &tpm_pin_secret, &pin);
+		t.pin = &pin;
+	}
+	if (r == 0 && ctl.cfg.tpm_fallback) {
+		r = ask_new_passphrase("Passphrase", &hibernate_secret, &fallback);
+		t.fallback = &fallback;
+	}
+	ctl.cfg.opts.tpm = &t;
+	return r;
+}
+
+/* --encrypt: the passphrase (asked twice on a terminal), the key file, or the
+ * TPM's secrets, into ctl.cfg.opts. Asked before the hooks switch consoles or
+ * stop anything. */
 static int ask_image_secret(void)
 {
 	static struct hib_secret sec;
-	struct secret_buf *b1, *b2;
 	int r;
 
+	if (ctl.cfg.tpm)
+		return ask_tpm_secrets();
 	if (ctl.cfg.key_file) {
 		r = read_key_file(ctl.cfg.key_file, &hibernate_key);
 		if (r < 0)
 			return r;
 		sec = (struct hib_secret){ HIB_SECRET_KEYFILE, hibernate_key.data,
 					   hibernate_key.len };
-		ctl.cfg.opts.secret = &sec;
-		return 0;
+	} else {
+		r = ask_new_passphrase("Passphrase", &hibernate_secret, &sec);
+		if (r < 0)
+			return r;
 	}
-	b1 = hibernate_secret = secret_buf_new();
-	if (!b1)
-		return -ENOMEM;
-	r = read_passphrase("Passphrase for the hibernation image: ", b1);
-	if (r == 0 && isatty(STDIN_FILENO)) {
-		b2 = secret_buf_new();
-		r = b2 ? read_passphrase("Passphrase again: ", b2) : -ENOMEM;
-		if (r == 0 && (b1->len != b2->len || memcmp(b1->data, b2->data, b1->len))) {
-			say("the passphrases differ; nothing was done");
-			r = -EINVAL;
-		}
-		secret_buf_free(&b2);
-	}
-	if (r == -ENODATA)
-		say("an empty passphrase would not protect anything; nothing was done");
-	if (r < 0) {
-		secret_buf_free(&hibernate_secret);
-		return r;
-	}
-	sec = (struct hib_secret){ HIB_SECRET_PASSPHRASE, b1->data, b1->len };
 	ctl.cfg.opts.secret = &sec;
 	return 0;
 }
@@ -670,6 +714,7 @@ static int do_hibernate(void)
 	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s%s)%s", name,
 	     hib_codec_name(ctl.cfg.opts.codec),
 	     !ctl.cfg.encrypt   ? ""
+	     : ctl.cfg.tpm      ? ", encrypted with a key sealed to the TPM"
 	     : ctl.cfg.key_file ? ", encrypted with the key file"
 				: ", encrypted with a passphrase",
 	     ctl.cfg.cancel && isatty(STDIN_FILENO) ? "; Esc cancels while the image is written"
@@ -686,8 +731,10 @@ static int do_hibernate(void)
 	cancel_disarm();
 	/* In either world (resumed or not), the passphrase has served its purpose. */
 	secret_buf_free(&hibernate_secret);
+	secret_buf_free(&tpm_pin_secret);
 	hib_key_file_free(&hibernate_key);
 	ctl.cfg.opts.secret = NULL; /* it pointed into those buffers */
+	ctl.cfg.opts.tpm = NULL;
 	hib_snapshot_close(snap);
 	if (r == 0 && outcome == HIB_SUSPEND_TEST_WRITTEN)
 		r = test_restore(t);
@@ -1031,6 +1078,17 @@ static const struct cli_option options[] = {
 		  "(the default when encrypt or key-file is set)" },
 	{ "no-require-encryption", 0, NULL, "require-encryption", "no",
 	  .help = "resume images that are not encrypted too" },
+	{ "tpm", 0, NULL, "encrypt", "tpm",
+	  .help = "encrypt the image with a key sealed to the TPM 2.0:\n"
+		  "resume unseals it with no question while the PCRs hold" },
+	{ "tpm-pcrs", 0, "LIST", "tpm-pcrs",
+	  .help = "PCRs the key is sealed to: auto (those of 0-7 the\n"
+		  "SHA-256 bank has) or a list like 0,2,4-7" },
+	{ "tpm-pin", 0, NULL, "tpm-pin", "yes",
+	  .help = "--tpm also asks for a PIN, and resume too" },
+	{ "tpm-fallback", 0, "MODE", "tpm-fallback",
+	  .help = "none, or passphrase: the image also opens with one\n"
+		  "(asked at resume when the PCRs changed)" },
 	{ "force", 0, NULL, "force", "yes", .help = "a failing hook does not abort the cycle" },
 	{ "no-hooks", 0, NULL, NULL, .set = &ctl.no_hooks,
 	  .help = "run no hooks (see hibernate-hooks(7))",

@@ -70,6 +70,8 @@ const char *hib_require_name(enum hib_require r)
 		return "a passphrase";
 	case HIB_REQUIRE_KEY_FILE:
 		return "a key file";
+	case HIB_REQUIRE_TPM:
+		return "a key sealed to the TPM";
 	}
 	return "an unknown kind of key";
 }

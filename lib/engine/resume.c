@@ -24,6 +24,7 @@
 #include <xxhash.h>
 
 #include "pipeline/crypt.h"
+#include "pipeline/tpm.h"
 #include "engine/engine.h"
 #include "storage/readahead.h"
 
@@ -178,6 +179,116 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 	return 0;
 }
 
+/* The secret ask_secret gave has been tried, opened or not: the caller wipes it. */
+static void forget_secret(const struct hib_options *o)
+{
+	if (o->forget_secret)
+		o->forget_secret(o->ask_secret_userdata);
+}
+
+/* The fallback passphrase of a TPM-sealed image, asked like a passphrase. */
+static int unlock_fallback(struct resume_ctx *rc, const struct hib_options *o)
+{
+	const char *path = hib_target_path(rc->t);
+	int attempts = o->secret_attempts > 0 ? o->secret_attempts : 3;
+	int r = -EACCES;
+
+	if (!o->ask_secret)
+		return log_err(-ENOKEY,
+			       "%s: no passphrase can be asked for; booting without the image",
+			       path);
+	for (int i = 1; i <= attempts && r == -EACCES; i++) {
+		struct hib_secret s = { 0 };
+
+		r = o->ask_secret(i, "TPM fallback passphrase", &s, o->ask_secret_userdata);
+		if (r < 0)
+			return log_err(r, "%s: no passphrase: %m", path);
+		r = crypt_open_fallback(&s, rc->img.hdr, &rc->key);
+		forget_secret(o);
+		if (r == -EACCES && i < attempts)
+			log_warn("wrong passphrase (attempt %d of %d)", i, attempts);
+	}
+	if (r == -EACCES)
+		return log_err(r, "%s: wrong passphrase %d times; booting without the image", path,
+			       attempts);
+	if (r < 0)
+		return log_err(r, "%s: the image's fallback key is out of bounds (tampered with)",
+			       path);
+	return 0;
+}
+
+/* What the TPM's refusal means, said; the fallback passphrase when the image has one. */
+static int tpm_refused(struct resume_ctx *rc, const struct hib_options *o, int r, uint32_t changed)
+{
+	const char *path = hib_target_path(rc->t);
+	char pcrs[64];
+
+	tpm_pcrs_format(changed, pcrs, sizeof(pcrs));
+	if (r == -EPERM)
+		log_err(r,
+			"%s: the TPM refused to unseal the image key: PCR %s changed since "
+			"hibernation (firmware, boot loader or Secure Boot changed?)",
+			path, changed ? pcrs : "(one of the policy's)");
+	else if (r == -EBUSY)
+		log_err(r,
+			"%s: the TPM is locked out after wrong PINs; it unlocks after a while "
+			"(or: tpm2_dictionarylockout --clear-lockout)",
+			path);
+	else if (r == -ENODEV)
+		log_err(r,
+			"%s: the image's key is sealed to a TPM, and there is none at /dev/tpmrm0 "
+			"(is the TPM driver in the initramfs?)",
+			path);
+	else if (r == -EOPNOTSUPP)
+		log_err(r,
+			"%s: the image's key is sealed to the TPM, and this hibernate was built "
+			"without TPM support (the static build); put the package's binary in the "
+			"initramfs",
+			path);
+	else if (r == -EACCES)
+		log_err(r, "%s: wrong TPM PIN", path);
+	else
+		log_err(r, "%s: unsealing the image key failed: %m", path);
+	if (rc->img.hdr->tpm.flags & HIB_TPM_FALLBACK) {
+		log_warn("%s: asking for the image's passphrase instead", path);
+		return unlock_fallback(rc, o);
+	}
+	return log_err(r, "%s: the image cannot be unlocked; booting without the image", path);
+}
+
+/* A TPM-sealed image: unsealed with no question, or with the PIN when it has one. */
+static int unlock_tpm(struct resume_ctx *rc, const struct hib_options *o)
+{
+	bool pin = rc->img.hdr->tpm.flags & HIB_TPM_PIN;
+	int attempts = !pin ? 1 : o->secret_attempts > 0 ? o->secret_attempts : 3;
+	uint32_t changed = 0;
+	int r = -EACCES;
+
+	for (int i = 1; i <= attempts && r == -EACCES; i++) {
+		struct hib_secret s = { 0 };
+
+		if (pin && !o->ask_secret) {
+			r = log_err(-ENOKEY,
+				    "%s: the image needs the TPM PIN and none can be asked for",
+				    hib_target_path(rc->t));
+			break;
+		}
+		if (pin) {
+			r = o->ask_secret(i, "TPM PIN", &s, o->ask_secret_userdata);
+			if (r < 0)
+				return log_err(r, "%s: no TPM PIN: %m", hib_target_path(rc->t));
+		}
+		r = crypt_open_tpm(pin ? &s : NULL, rc->img.hdr, &rc->key, &changed);
+		if (pin)
+			forget_secret(o);
+		if (r == -EACCES && i < attempts)
+			log_warn("wrong TPM PIN (attempt %d of %d)", i, attempts);
+	}
+	if (r < 0)
+		return tpm_refused(rc, o, r, changed);
+	return 0;
+}
+
 /* Ask for the secret until it opens the image's key, or the attempts run out.
  * A key file gets one attempt: it does not get better by asking again. */
 static int unlock(struct resume_ctx *rc, const struct hib_options *o)
@@ -204,8 +315,7 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 				       keyfile ? "passphrase" : "key file");
 		r = crypt_open(&s, rc->img.hdr, &rc->key);
 		/* Opened or not, this secret is done with (see forget_key). */
-		if (o->forget_secret)
-			o->forget_secret(o->ask_secret_userdata);
+		forget_secret(o);
 		if (r == -EACCES) {
 			if (i < attempts)
 				log_warn("wrong %s (attempt %d of %d)", what, i, attempts);
@@ -231,8 +341,14 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 		return log_err(-EACCES, "%s: wrong passphrase %d times; booting without the image",
 			       hib_target_path(rc->t), attempts);
 	}
-	/* The key opens, so any difference in the header now is tampering. */
-	r = crypt_header_mac_check(rc->key, rc->img.hdr);
+	return 0;
+}
+
+/* The key opens, so any difference in the header now is tampering. */
+static int mac_check(struct resume_ctx *rc)
+{
+	int r = crypt_header_mac_check(rc->key, rc->img.hdr);
+
 	if (r == -EBADMSG)
 		return log_err(r, "%s: the image header was tampered with (MAC mismatch)",
 			       hib_target_path(rc->t));
@@ -322,6 +438,8 @@ static int image_sealing(const struct hib_header *h)
 		return HIB_REQUIRE_PASSPHRASE;
 	case HIB_KDF_KEYFILE:
 		return HIB_REQUIRE_KEY_FILE;
+	case HIB_KDF_TPM2:
+		return HIB_REQUIRE_TPM;
 	}
 	return -1;
 }
@@ -391,7 +509,9 @@ static int resume_verify(struct cycle *c)
 			return r;
 	}
 	if (h->flags & HIB_HFLAG_ENCRYPTED) {
-		r = unlock(rc, c->o);
+		r = h->crypt.kdf == HIB_KDF_TPM2 ? unlock_tpm(rc, c->o) : unlock(rc, c->o);
+		if (r == 0)
+			r = mac_check(rc);
 		if (r < 0)
 			return r;
 	}

@@ -704,7 +704,7 @@ static int kdf_cost_check(const struct hib_options *o)
 	uint64_t ops, mem, ram = 0;
 	int r;
 
-	if (o->secret->kind != HIB_SECRET_PASSPHRASE)
+	if (!o->secret || o->secret->kind != HIB_SECRET_PASSPHRASE)
 		return 0;
 	/* Only a configured size: the default worked on every machine before. */
 	if (o->kdf_memory && sysinfo(&si) == 0)
@@ -737,13 +737,27 @@ static int prepare_header(struct cycle *c)
 
 	hib_header_init(c->h, sc->image_id, (uint64_t)time(NULL), (uint32_t)o->codec,
 			o->codec_level, c->block_bytes, uname(&u) == 0 ? &u : NULL, c->orig_page);
-	if (!o->secret)
+	if (!o->secret && !o->tpm)
 		return 0;
 	r = kdf_cost_check(o);
 	if (r < 0)
 		return r;
-	/* Argon2id wants its memory now, long before anything is frozen. */
-	r = crypt_setup(o->secret, o->kdf_passes, o->kdf_memory, c->h, &sc->key);
+	/* Argon2id wants its memory now, long before anything is frozen; and the
+	 * TSS allocates and talks to the TPM: never between freeze and thaw. */
+	r = o->tpm ? crypt_setup_tpm(o->tpm, c->h, &sc->key)
+		   : crypt_setup(o->secret, o->kdf_passes, o->kdf_memory, c->h, &sc->key);
+	if (r == -EOPNOTSUPP)
+		return log_err(r,
+			       "encrypt = tpm: this hibernate was built without TPM support (the "
+			       "static build); use the package's dynamically linked binary, or "
+			       "encrypt = yes");
+	if (r == -ENODEV)
+		return log_err(r,
+			       "encrypt = tpm: no TPM 2.0 at /dev/tpmrm0 or /dev/tpm0 (enable it "
+			       "in the firmware, or use encrypt = yes)");
+	if (r < 0 && o->tpm)
+		return log_err(r, "sealing the image's key to the TPM failed: %m (is tpm-pcrs = "
+				  "a list of PCRs its SHA-256 bank has?)");
 	if (r < 0)
 		return log_err(r, "setting up the image's encryption failed: %m");
 	for (unsigned i = 0; i < (sc->ep.workers ? sc->ep.workers : 1); i++)

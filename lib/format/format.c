@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Building, sealing (checksumming) and checking of the on-disk structs of format.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <xxhash.h>
 
 #include "format/format.h"
+
+int hib_version_check(uint32_t version)
+{
+	if ((version & 0xffffu) != HIB_FORMAT_VERSION ||
+	    (version >> 16) & ~(HIB_FEATURES_KNOWN >> 16))
+		return -EPROTO;
+	return 0;
+}
 
 int hib_tail_is_ours(const uint8_t page[HIB_PAGE_SIZE])
 {
@@ -33,7 +42,7 @@ int hib_tail_check(const struct hib_sig_tail *t)
 		return -ENOENT;
 	if (t->tail_xxh3 != tail_sum(t))
 		return -EBADMSG;
-	if (t->version != HIB_FORMAT_VERSION)
+	if (hib_version_check(t->version) < 0)
 		return -EPROTO;
 	if (t->page_size != HIB_PAGE_SIZE || t->header_offset % HIB_PAGE_SIZE)
 		return -EBADMSG;
@@ -51,6 +60,25 @@ void hib_header_seal(struct hib_header *h)
 		XXH3_64bits_withSeed(h, offsetof(struct hib_header, header_xxh3_self), h->image_id);
 }
 
+/* The TPM feature is there exactly when the key is sealed to the TPM, and its
+ * lengths and PCRs are what a writer makes. */
+static int tpm_check(const struct hib_header *h)
+{
+	const struct hib_tpm *t = &h->tpm;
+	bool sealed = (h->flags & HIB_HFLAG_ENCRYPTED) && h->crypt.kdf == HIB_KDF_TPM2;
+	int n = __builtin_popcount(t->pcr_mask);
+
+	if (!!(h->version & HIB_FEATURE_TPM) != sealed)
+		return -EBADMSG;
+	if (!sealed)
+		return 0;
+	if (t->pcr_mask >> 24 || n == 0 || n > (int)HIB_TPM_PCRS_MAX ||
+	    t->flags & ~(HIB_TPM_PIN | HIB_TPM_FALLBACK) || t->public_len == 0 ||
+	    t->private_len == 0 || (uint32_t)t->public_len + t->private_len > HIB_TPM_BLOB_MAX)
+		return -EBADMSG;
+	return 0;
+}
+
 int hib_header_check(const struct hib_header *h, uint64_t image_id, uint64_t expect_xxh3)
 {
 	if (memcmp(h->magic, HIB_HEADER_MAGIC, 16))
@@ -63,8 +91,10 @@ int hib_header_check(const struct hib_header *h, uint64_t image_id, uint64_t exp
 	if (h->header_xxh3_self !=
 	    XXH3_64bits_withSeed(h, offsetof(struct hib_header, header_xxh3_self), image_id))
 		return -EBADMSG;
-	if (h->version != HIB_FORMAT_VERSION)
+	if (hib_version_check(h->version) < 0)
 		return -EPROTO;
+	if (tpm_check(h) < 0)
+		return -EBADMSG;
 	if (h->codec >= HIB_CODEC_MAX || !hib_block_size_ok(h->block_raw_bytes))
 		return -EBADMSG;
 	if (h->stream_bytes == 0 || h->stream_bytes % HIB_PAGE_SIZE)
@@ -205,7 +235,7 @@ void hib_tail_build(struct hib_sig_tail *t, const struct hib_header *h, uint64_t
 {
 	memset(t, 0, sizeof(*t));
 	memcpy(t->magic, HIB_TAIL_MAGIC, 16);
-	t->version = HIB_FORMAT_VERSION;
+	t->version = h->version;
 	t->page_size = HIB_PAGE_SIZE;
 	t->header_offset = header_offset;
 	t->image_id = h->image_id;

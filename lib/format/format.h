@@ -55,12 +55,22 @@
 
 #define HIB_TAIL_MAGIC "HIBERNATE-TAIL01" /* 16 bytes, no NUL */
 #define HIB_FORMAT_VERSION 2u             /* 2: stream_xxh3 chains the blocks' raw_xxh3 */
+/*
+ * The version field's high 16 bits are features a reader must know to read
+ * the image (as ext4's incompat flags): the low 16 bits stay
+ * HIB_FORMAT_VERSION. An image uses a feature bit only when it needs it, so
+ * every other image stays readable by a binary that knows no features, and
+ * such a binary refuses one that has them as "another format version" before
+ * it asks for anything. Tail and header carry the same value.
+ */
+#define HIB_FEATURE_TPM (1u << 16) /* the key is sealed to the TPM: HIB_KDF_TPM2 */
+#define HIB_FEATURES_KNOWN HIB_FEATURE_TPM
 #define HIB_SIG_TAIL_SIZE 256u
 
 /* Placed at byte HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE of page 0. */
 struct hib_sig_tail {
 	uint8_t magic[16];      /* HIB_TAIL_MAGIC */
-	uint32_t version;       /* HIB_FORMAT_VERSION */
+	uint32_t version;       /* HIB_FORMAT_VERSION | HIB_FEATURE_* */
 	uint32_t page_size;     /* HIB_PAGE_SIZE */
 	uint64_t header_offset; /* byte offset of the header page, from the start of the device */
 	uint64_t image_id;      /* random per image; seeds every checksum of this image */
@@ -123,7 +133,7 @@ _Static_assert(HIB_CODEC_NONE == 0 && HIB_CODEC_LZ4 == 1 && HIB_CODEC_ZSTD == 2,
  * key derived from the passphrase (Argon2id) or the key file (keyed BLAKE2b
  * with the salt). Nothing secret is ever on disk in the clear.
  */
-enum hib_kdf { HIB_KDF_ARGON2ID = 1, HIB_KDF_KEYFILE = 2 };
+enum hib_kdf { HIB_KDF_ARGON2ID = 1, HIB_KDF_KEYFILE = 2, HIB_KDF_TPM2 = 3 };
 
 /*
  * The Argon2id parameters are read before the header's MAC can be checked
@@ -151,6 +161,40 @@ struct hib_crypt {
 	uint8_t header_mac[32];  /* BLAKE2b-256 of the header page with this field zero */
 };
 _Static_assert(sizeof(struct hib_crypt) == 144, "crypt size");
+
+/*
+ * HIB_KDF_TPM2: the key-encryption key is random, and sealed to the TPM 2.0
+ * as a keyed-hash object under the owner hierarchy's storage primary key (the
+ * well-known ECC P-256 template, recreated at each use), with a policy on the
+ * PCRs of pcr_mask in the SHA-256 bank (PolicyPCR), plus the PIN with
+ * HIB_TPM_PIN (PolicyAuthValue). With HIB_TPM_FALLBACK the data key is also
+ * wrapped under a passphrase (Argon2id, as HIB_KDF_ARGON2ID): a changed PCR
+ * then asks for it instead of losing the image.
+ */
+#define HIB_TPM_PIN (1u << 0)
+#define HIB_TPM_FALLBACK (1u << 1)
+#define HIB_TPM_BLOB_MAX 640u /* marshalled TPM2B_PUBLIC + TPM2B_PRIVATE */
+#define HIB_TPM_PCRS_MAX 8u   /* PCRs in a policy, out of 0..23 */
+
+struct hib_tpm {
+	uint32_t pcr_mask;    /* bit n: PCR n of the SHA-256 bank is in the policy */
+	uint32_t flags;       /* HIB_TPM_* */
+	uint16_t public_len;  /* marshalled TPM2B_PUBLIC, at blob[0] */
+	uint16_t private_len; /* marshalled TPM2B_PRIVATE, right after it */
+	uint32_t pad;
+	uint8_t blob[HIB_TPM_BLOB_MAX];
+	/* The policy's PCRs when the key was sealed, lowest first: not needed to
+	 * unseal, but they name the PCR that changed when the TPM refuses. */
+	uint8_t pcr_values[HIB_TPM_PCRS_MAX][32];
+	/* HIB_TPM_FALLBACK: the data key wrapped under the passphrase. */
+	uint64_t fb_opslimit;
+	uint64_t fb_memlimit;
+	uint8_t fb_salt[16];
+	uint8_t fb_wrap_nonce[24];
+	uint8_t fb_wrapped_key[48];
+	uint8_t reserved[8];
+};
+_Static_assert(sizeof(struct hib_tpm) == 1024, "tpm size");
 
 /*
  * What the resume side writes over the header page once it has invalidated
@@ -202,7 +246,7 @@ static inline int hib_block_size_ok(uint32_t bytes)
 
 struct hib_header {
 	uint8_t magic[16]; /* HIB_HEADER_MAGIC */
-	uint32_t version;  /* HIB_FORMAT_VERSION */
+	uint32_t version;  /* HIB_FORMAT_VERSION | HIB_FEATURE_* */
 	uint32_t flags;    /* HIB_HFLAG_* */
 	uint64_t image_id; /* same as the tail's */
 	uint64_t created_unix;
@@ -248,10 +292,12 @@ struct hib_header {
 	struct hib_fs_state fs[HIB_MAX_FS];
 
 	struct hib_crypt crypt; /* with HIB_HFLAG_ENCRYPTED */
+	struct hib_tpm tpm;     /* with HIB_KDF_TPM2 (HIB_FEATURE_TPM); zero otherwise */
 
 	uint8_t reserved[HIB_PAGE_SIZE - 16 - 4 - 4 - 8 - 8 - 65 - 129 - 16 - 6 - 8 - 8 - 4 - 4 -
 			 4 - 4 - 8 - 8 - 4 - 4 - 8 - 8 - 8 - 4 - 4 - HIB_SIG_TAIL_SIZE - 8 -
-			 HIB_MAX_FS * sizeof(struct hib_fs_state) - 8 - sizeof(struct hib_crypt)];
+			 HIB_MAX_FS * sizeof(struct hib_fs_state) - 8 - sizeof(struct hib_crypt) -
+			 sizeof(struct hib_tpm)];
 	uint64_t header_xxh3_self; /* XXH3-64 of the page up to here, seed image_id */
 };
 _Static_assert(sizeof(struct hib_header) == HIB_PAGE_SIZE, "header is one page");
@@ -325,6 +371,9 @@ static inline uint64_t hib_block_pages(uint32_t stored_bytes)
  * or -EBADMSG naming nothing (the caller knows what it read and from where).
  */
 struct hib_sig_tail;
+
+/* 0 for a version field this reader reads (hib_sig_tail, hib_header), else -EPROTO. */
+int hib_version_check(uint32_t version);
 
 int hib_tail_is_ours(const uint8_t page[HIB_PAGE_SIZE]);
 int hib_tail_check(const struct hib_sig_tail *t);

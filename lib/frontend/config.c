@@ -12,6 +12,7 @@
 
 #include "format/format.h"
 #include "frontend/config.h"
+#include "pipeline/tpm.h"
 #include "util/util.h"
 
 static char *strip(char *s)
@@ -90,12 +91,53 @@ struct key {
 	}
 
 BOOL_KEY(cancel, cancel)
-BOOL_KEY(encrypt, encrypt)
 BOOL_KEY(verify, opts.verify)
 BOOL_KEY(auto_swapon, opts.auto_swapon)
 BOOL_KEY(systemd_hooks, hooks_systemd)
 BOOL_KEY(pmutils_hooks, hooks_pmutils)
 BOOL_KEY(force, force)
+BOOL_KEY(tpm_pin, tpm_pin)
+
+/* yes, no, or tpm: the key sealed to the TPM instead of a passphrase or key file. */
+static int set_encrypt(struct hib_config *c, const char *v)
+{
+	bool tpm = strcmp(v, "tpm") == 0;
+	int r = tpm ? 0 : parse_bool(v, &c->encrypt);
+
+	if (r == 0) {
+		c->encrypt |= tpm;
+		c->tpm = tpm;
+	}
+	return r;
+}
+
+static void get_encrypt(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->tpm ? "tpm" : c->encrypt ? "yes" : "no");
+}
+
+static int set_tpm_pcrs(struct hib_config *c, const char *v)
+{
+	return tpm_pcrs_parse(v, &c->tpm_pcrs);
+}
+
+static void get_tpm_pcrs(const struct hib_config *c, char *b, size_t l)
+{
+	tpm_pcrs_format(c->tpm_pcrs, b, l);
+}
+
+static int set_tpm_fallback(struct hib_config *c, const char *v)
+{
+	if (strcmp(v, "none") != 0 && strcmp(v, "passphrase") != 0)
+		return -EINVAL;
+	c->tpm_fallback = strcmp(v, "passphrase") == 0;
+	return 0;
+}
+
+static void get_tpm_fallback(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->tpm_fallback ? "passphrase" : "none");
+}
 
 static int set_adaptive(struct hib_config *c, const char *v)
 {
@@ -273,6 +315,9 @@ static void get_require_encryption(const struct hib_config *c, char *b, size_t l
 
 enum hib_require hib_config_sealing(const struct hib_config *c)
 {
+	/* The order hibernate picks the key in (ask_image_secret). */
+	if (c->encrypt && c->tpm)
+		return HIB_REQUIRE_TPM;
 	if (c->key_file)
 		return HIB_REQUIRE_KEY_FILE;
 	return c->encrypt ? HIB_REQUIRE_PASSPHRASE : HIB_REQUIRE_NOTHING;
@@ -407,6 +452,9 @@ static const struct key keys[] = {
 	{ "require-encryption", set_require_encryption, get_require_encryption, NULL },
 	{ "kdf-passes", set_kdf_passes, get_kdf_passes, NULL },
 	{ "kdf-memory", set_kdf_memory, get_kdf_memory, NULL },
+	{ "tpm-pcrs", set_tpm_pcrs, get_tpm_pcrs, NULL },
+	{ "tpm-pin", set_tpm_pin, get_tpm_pin, NULL },
+	{ "tpm-fallback", set_tpm_fallback, get_tpm_fallback, NULL },
 	{ "systemd-hooks", set_systemd_hooks, get_systemd_hooks, NULL },
 	{ "pm-utils-hooks", set_pmutils_hooks, get_pmutils_hooks, NULL },
 	{ "force", set_force, get_force, NULL },

@@ -34,6 +34,10 @@ struct hib_config {
 	bool encrypt;           /* encrypt the image (passphrase, or key-file if set) */
 	char *key_file;         /* key file for encryption and resume */
 	int require_encryption; /* 1 yes, 0 no, -1 not set: on when encryption is configured */
+	bool tpm;               /* encrypt = tpm: the key sealed to the TPM (with encrypt) */
+	uint32_t tpm_pcrs;      /* tpm-pcrs: bit n = PCR n; 0 = auto */
+	bool tpm_pin;           /* tpm-pin: a PIN too */
+	bool tpm_fallback;      /* tpm-fallback = passphrase */
 	struct hib_options opts;
 
 	/* Hooks. */

@@ -49,6 +49,8 @@ static int load_header(struct hib_target *t, const struct hib_sig_tail *tail, st
 		return log_err(r, "%s: cannot read the image header at byte %llu: %m", path,
 			       (unsigned long long)tail->header_offset);
 	r = hib_header_check(h, tail->image_id, tail->header_xxh3);
+	if (r == 0 && h->version != tail->version)
+		r = -EBADMSG;
 	/* Said apart: the size decides how much memory resume would take. */
 	if (r == -EBADMSG && hib_header_xxh3(h) == tail->header_xxh3 &&
 	    !hib_block_size_ok(h->block_raw_bytes))

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "pipeline/crypt.h"
+#include "pipeline/tpm.h"
 #include "util/util.h"
 
 /* By default Argon2id at libsodium's "interactive" cost: about 64 MiB and a
@@ -66,22 +67,29 @@ unsigned crypt_keys_held(void)
 	return atomic_load(&keys_held);
 }
 
+/* A passphrase's key-encryption key, with parameters a reader bounds. */
+static int argon_kek(const struct hib_secret *s, uint64_t ops, uint64_t mem, const uint8_t *salt,
+		     uint8_t *kek)
+{
+	if (s->kind != HIB_SECRET_PASSPHRASE)
+		return -EACCES;
+	if (ops < crypto_pwhash_OPSLIMIT_MIN || ops > HIB_ARGON_OPS_MAX ||
+	    mem < crypto_pwhash_MEMLIMIT_MIN || mem > HIB_ARGON_MEM_MAX)
+		return -EBADMSG;
+	if (crypto_pwhash(kek, HIB_KEY_BYTES, s->data, s->len, salt, ops, (size_t)mem,
+			  crypto_pwhash_ALG_ARGON2ID13) != 0)
+		return -ENOMEM;
+	return 0;
+}
+
 /* The key-encryption key from the user's secret and the header's parameters. */
 static int derive_kek(const struct hib_secret *s, const struct hib_crypt *c, uint8_t *kek)
 {
 	switch (c->kdf) {
 	case HIB_KDF_ARGON2ID:
-		if (s->kind != HIB_SECRET_PASSPHRASE)
-			return -EACCES;
-		if (c->opslimit < crypto_pwhash_OPSLIMIT_MIN || c->opslimit > HIB_ARGON_OPS_MAX ||
-		    c->memlimit < crypto_pwhash_MEMLIMIT_MIN || c->memlimit > HIB_ARGON_MEM_MAX)
-			return -EBADMSG;
-		if (crypto_pwhash(kek, HIB_KEY_BYTES, s->data, s->len, c->salt, c->opslimit,
-				  (size_t)c->memlimit, crypto_pwhash_ALG_ARGON2ID13) != 0)
-			return -ENOMEM;
-		return 0;
+		return argon_kek(s, c->opslimit, c->memlimit, c->salt, kek);
 	case HIB_KDF_KEYFILE:
-		if (s->kind != HIB_SECRET_KEYFILE)
+		if (!s || s->kind != HIB_SECRET_KEYFILE)
 			return -EACCES;
 		crypto_generichash(kek, HIB_KEY_BYTES, s->data, s->len, c->salt, sizeof(c->salt));
 		return 0;
@@ -101,16 +109,58 @@ static int keys_new(const struct hib_secret *s, const struct hib_crypt *c, uint8
 	return derive_kek(s, c, *ret_kek);
 }
 
-/* What the wrapped key is bound to: this image and how its key is derived. */
-static void wrap_ad(const struct hib_header *hdr, uint8_t ad[32])
+/* What a wrapped key is bound to: this image and how its key-encryption key
+ * is derived (@params, @len bytes of the header). */
+static void wrap_ad(const struct hib_header *hdr, const void *params, size_t len, uint8_t ad[32])
 {
 	crypto_generichash_state st;
 
 	crypto_generichash_init(&st, NULL, 0, 32);
 	crypto_generichash_update(&st, (const uint8_t *)&hdr->image_id, sizeof(hdr->image_id));
-	crypto_generichash_update(&st, (const uint8_t *)&hdr->crypt,
-				  offsetof(struct hib_crypt, wrap_nonce));
+	crypto_generichash_update(&st, params, len);
 	crypto_generichash_final(&st, ad, 32);
+}
+
+static void crypt_ad(const struct hib_header *hdr, uint8_t ad[32])
+{
+	wrap_ad(hdr, &hdr->crypt, offsetof(struct hib_crypt, wrap_nonce), ad);
+}
+
+/* The fallback's parameters, and that it is the fallback (another AD than the main key's). */
+static void fallback_ad(const struct hib_header *hdr, uint8_t ad[32])
+{
+	struct {
+		uint8_t what[8];
+		uint64_t ops, mem;
+		uint8_t salt[16];
+	} p = { "fallbck", hdr->tpm.fb_opslimit, hdr->tpm.fb_memlimit, { 0 } };
+
+	memcpy(p.salt, hdr->tpm.fb_salt, sizeof(p.salt));
+	wrap_ad(hdr, &p, sizeof(p), ad);
+}
+
+static int wrap(const uint8_t *kek, const uint8_t *key, const uint8_t ad[32], const uint8_t *nonce,
+		uint8_t out[48])
+{
+	unsigned long long clen;
+
+	return crypto_aead_xchacha20poly1305_ietf_encrypt(out, &clen, key, HIB_KEY_BYTES, ad, 32,
+							  NULL, nonce, kek) == 0
+		       ? 0
+		       : -EIO;
+}
+
+/* A wrong key-encryption key and a tampered wrapped key look the same: -EACCES. */
+static int unwrap(const uint8_t *kek, const uint8_t in[48], const uint8_t ad[32],
+		  const uint8_t *nonce, uint8_t *key)
+{
+	unsigned long long mlen;
+
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt(key, &mlen, NULL, in, 48, ad, 32, nonce,
+						       kek) != 0 ||
+	    mlen != HIB_KEY_BYTES)
+		return -EACCES;
+	return 0;
 }
 
 int crypt_setup(const struct hib_secret *s, uint64_t ops, uint64_t mem, struct hib_header *hdr,
@@ -118,7 +168,6 @@ int crypt_setup(const struct hib_secret *s, uint64_t ops, uint64_t mem, struct h
 {
 	struct hib_crypt *c = &hdr->crypt;
 	uint8_t *kek = NULL, *key = NULL, ad[32];
-	unsigned long long clen;
 	int r = init_sodium();
 
 	if (r < 0)
@@ -138,13 +187,10 @@ int crypt_setup(const struct hib_secret *s, uint64_t ops, uint64_t mem, struct h
 	if (r < 0)
 		goto out;
 	randombytes_buf(key, HIB_KEY_BYTES);
-	wrap_ad(hdr, ad);
-	if (crypto_aead_xchacha20poly1305_ietf_encrypt(c->wrapped_key, &clen, key, HIB_KEY_BYTES,
-						       ad, sizeof(ad), NULL, c->wrap_nonce,
-						       kek) != 0) {
-		r = -EIO;
+	crypt_ad(hdr, ad);
+	r = wrap(kek, key, ad, c->wrap_nonce, c->wrapped_key);
+	if (r < 0)
 		goto out;
-	}
 	hdr->flags |= HIB_HFLAG_ENCRYPTED;
 	*ret_key = TAKE_PTR(key);
 out:
@@ -157,7 +203,6 @@ int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t
 {
 	const struct hib_crypt *c = &hdr->crypt;
 	uint8_t *kek = NULL, *key = NULL, ad[32];
-	unsigned long long mlen;
 	int r = init_sodium();
 
 	if (r < 0)
@@ -167,15 +212,10 @@ int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t
 	r = keys_new(s, c, &kek, &key);
 	if (r < 0)
 		goto out;
-	wrap_ad(hdr, ad);
-	/* A wrong secret and a tampered wrapped key look the same: neither opens. */
-	if (crypto_aead_xchacha20poly1305_ietf_decrypt(key, &mlen, NULL, c->wrapped_key,
-						       sizeof(c->wrapped_key), ad, sizeof(ad),
-						       c->wrap_nonce, kek) != 0 ||
-	    mlen != HIB_KEY_BYTES) {
-		r = -EACCES;
+	crypt_ad(hdr, ad);
+	r = unwrap(kek, c->wrapped_key, ad, c->wrap_nonce, key);
+	if (r < 0)
 		goto out;
-	}
 	*ret_key = TAKE_PTR(key);
 out:
 	crypt_key_free(kek);
@@ -238,4 +278,140 @@ int crypt_header_mac_check(const uint8_t *key, const struct hib_header *hdr)
 	if (r < 0)
 		return r;
 	return sodium_memcmp(mac, hdr->crypt.header_mac, 32) == 0 ? 0 : -EBADMSG;
+}
+
+/* What the TPM holds for a PIN: a keyed hash of it (the TPM takes up to 32 bytes). */
+static void pin_auth(const struct hib_secret *pin, const struct hib_header *hdr, uint8_t *out)
+{
+	crypto_generichash(out, HIB_TPM_PIN_BYTES, pin->data, pin->len, hdr->crypt.salt,
+			   sizeof(hdr->crypt.salt));
+}
+
+/* @key wrapped a second time, under the fallback passphrase @pass. */
+static int wrap_fallback(const struct hib_secret *pass, struct hib_header *hdr, const uint8_t *key)
+{
+	struct hib_tpm *t = &hdr->tpm;
+	uint8_t *kek = key_alloc(), ad[32];
+	int r = kek ? 0 : -ENOMEM;
+
+	t->fb_opslimit = HIB_ARGON_OPS_DEFAULT;
+	t->fb_memlimit = HIB_ARGON_MEM_DEFAULT;
+	randombytes_buf(t->fb_salt, sizeof(t->fb_salt));
+	randombytes_buf(t->fb_wrap_nonce, sizeof(t->fb_wrap_nonce));
+	if (r == 0)
+		r = argon_kek(pass, t->fb_opslimit, t->fb_memlimit, t->fb_salt, kek);
+	fallback_ad(hdr, ad);
+	if (r == 0)
+		r = wrap(kek, key, ad, t->fb_wrap_nonce, t->fb_wrapped_key);
+	if (r == 0)
+		t->flags |= HIB_TPM_FALLBACK;
+	crypt_key_free(kek);
+	return r;
+}
+
+/* Seal a random key-encryption key @kek to the TPM, with the PIN's hash in @pin. */
+static int seal_kek(const struct hib_tpm_options *o, struct hib_header *hdr, uint8_t *kek,
+		    uint8_t *pin)
+{
+	randombytes_buf(kek, HIB_KEY_BYTES);
+	if (o->pin) {
+		pin_auth(o->pin, hdr, pin);
+		hdr->tpm.flags |= HIB_TPM_PIN;
+	}
+	return tpm_seal(kek, o->pcrs, o->pin ? pin : NULL, &hdr->tpm);
+}
+
+int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uint8_t **ret_key)
+{
+	struct hib_crypt *c = &hdr->crypt;
+	uint8_t *kek = NULL, *key = NULL, *pin = NULL, ad[32];
+	int r = init_sodium();
+
+	if (r < 0)
+		return r;
+	if (!tpm_supported())
+		return -EOPNOTSUPP;
+	memset(c, 0, sizeof(*c));
+	memset(&hdr->tpm, 0, sizeof(hdr->tpm));
+	c->kdf = HIB_KDF_TPM2;
+	randombytes_buf(c->salt, sizeof(c->salt));
+	randombytes_buf(c->wrap_nonce, sizeof(c->wrap_nonce));
+	kek = key_alloc();
+	key = key_alloc();
+	pin = key_alloc();
+	r = kek && key && pin ? seal_kek(o, hdr, kek, pin) : -ENOMEM;
+	if (r < 0)
+		goto out;
+	randombytes_buf(key, HIB_KEY_BYTES);
+	crypt_ad(hdr, ad);
+	r = wrap(kek, key, ad, c->wrap_nonce, c->wrapped_key);
+	if (r == 0 && o->fallback)
+		r = wrap_fallback(o->fallback, hdr, key);
+	if (r < 0)
+		goto out;
+	hdr->flags |= HIB_HFLAG_ENCRYPTED;
+	hdr->version |= HIB_FEATURE_TPM;
+	*ret_key = TAKE_PTR(key);
+out:
+	crypt_key_free(pin);
+	crypt_key_free(kek);
+	crypt_key_free(key);
+	return r;
+}
+
+static bool tpm_sealed(const struct hib_header *hdr)
+{
+	return (hdr->flags & HIB_HFLAG_ENCRYPTED) && hdr->crypt.kdf == HIB_KDF_TPM2;
+}
+
+int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, uint8_t **ret_key,
+		   uint32_t *ret_changed)
+{
+	uint8_t *kek = NULL, *key = NULL, *auth = NULL, ad[32];
+	int r = init_sodium();
+
+	if (r < 0)
+		return r;
+	if (!tpm_sealed(hdr))
+		return -EINVAL;
+	kek = key_alloc();
+	key = key_alloc();
+	auth = key_alloc();
+	r = kek && key && auth ? 0 : -ENOMEM;
+	if (r == 0 && pin)
+		pin_auth(pin, hdr, auth);
+	if (r == 0)
+		r = tpm_unseal(&hdr->tpm, pin ? auth : NULL, kek, ret_changed);
+	crypt_ad(hdr, ad);
+	if (r == 0)
+		r = unwrap(kek, hdr->crypt.wrapped_key, ad, hdr->crypt.wrap_nonce, key);
+	if (r == 0)
+		*ret_key = TAKE_PTR(key);
+	crypt_key_free(auth);
+	crypt_key_free(kek);
+	crypt_key_free(key);
+	return r;
+}
+
+int crypt_open_fallback(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key)
+{
+	const struct hib_tpm *t = &hdr->tpm;
+	uint8_t *kek = NULL, *key = NULL, ad[32];
+	int r = init_sodium();
+
+	if (r < 0)
+		return r;
+	if (!tpm_sealed(hdr) || !(t->flags & HIB_TPM_FALLBACK))
+		return -EINVAL;
+	kek = key_alloc();
+	key = key_alloc();
+	r = kek && key ? argon_kek(s, t->fb_opslimit, t->fb_memlimit, t->fb_salt, kek) : -ENOMEM;
+	fallback_ad(hdr, ad);
+	if (r == 0)
+		r = unwrap(kek, t->fb_wrapped_key, ad, t->fb_wrap_nonce, key);
+	if (r == 0)
+		*ret_key = TAKE_PTR(key);
+	crypt_key_free(kek);
+	crypt_key_free(key);
+	return r;
 }

@@ -33,6 +33,22 @@ void crypt_key_free(uint8_t *key);
  * freed yet, in the whole process: what a test checks is none when it must be. */
 unsigned crypt_keys_held(void);
 
+/*
+ * New image, key sealed to the TPM (@o): a random key-encryption key sealed
+ * to its PCRs (and PIN), the data key wrapped under it (and under the
+ * fallback passphrase) into @hdr->crypt and @hdr->tpm; HIB_FEATURE_TPM set.
+ * -EOPNOTSUPP built without TPM support; else as tpm_seal.
+ */
+int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uint8_t **ret_key);
+/* Existing TPM-sealed image: unseal with @pin (NULL: none). As tpm_unseal:
+ * -EPERM the PCRs changed (*ret_changed names them), -EACCES wrong PIN, ... */
+int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, uint8_t **ret_key,
+		   uint32_t *ret_changed);
+/* Existing TPM-sealed image with HIB_TPM_FALLBACK: open with the passphrase @s.
+ * -EACCES wrong passphrase, -EINVAL no fallback, -EBADMSG its cost out of bounds. */
+int crypt_open_fallback(const struct hib_secret *s, const struct hib_header *hdr,
+			uint8_t **ret_key);
+
 /* The header's MAC (keyed BLAKE2b-256 of the page with header_mac and
  * header_xxh3_self zero), into hdr->crypt.header_mac. Fails closed: -EINVAL
  * without a key, -EIO when it cannot be computed (the header is then untouched). */

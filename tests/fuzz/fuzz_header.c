@@ -30,7 +30,7 @@ static void check_valid(const struct hib_header *h)
 	uint64_t blocks;
 
 	FUZZ_CHECK(memcmp(h->magic, HIB_HEADER_MAGIC, 16) == 0);
-	FUZZ_CHECK(h->version == HIB_FORMAT_VERSION);
+	FUZZ_CHECK((h->version & ~HIB_FEATURES_KNOWN) == HIB_FORMAT_VERSION);
 	FUZZ_CHECK(h->codec < HIB_CODEC_MAX);
 	FUZZ_CHECK(h->block_raw_bytes > 0 && h->block_raw_bytes % HIB_PAGE_SIZE == 0);
 	FUZZ_CHECK(h->block_raw_bytes <= (64u << 20));

@@ -25,7 +25,9 @@ static int expect_sealed(const struct hib_sig_tail *t, int ours)
 {
 	if (!ours)
 		return -ENOENT;
-	if (t->version != HIB_FORMAT_VERSION)
+	/* The base version, and no feature this reader does not know. */
+	if ((t->version & 0xffffu) != HIB_FORMAT_VERSION ||
+	    (t->version & ~0xffffu & ~HIB_FEATURES_KNOWN) != 0)
 		return -EPROTO;
 	if (t->page_size != HIB_PAGE_SIZE || t->header_offset % HIB_PAGE_SIZE)
 		return -EBADMSG;

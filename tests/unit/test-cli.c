@@ -690,6 +690,8 @@ static const char *const sample_args[][2] = {
 	{ "--key-file", "/nonexistent/key" },
 	{ "--loglevel", "2" },
 	{ "--io", "sync" },
+	{ "--tpm-pcrs", "0,2,4-7" },
+	{ "--tpm-fallback", "passphrase" },
 };
 
 /* Each option that stands for a key sets that key: status says it came from an option. */

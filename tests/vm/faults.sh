@@ -265,11 +265,11 @@ corrupt_run() {
 # ---------------------------------------------------------------- console input
 
 # console_answer_start N TEXT...: during boot N, type TEXT1 at the first
-# passphrase prompt ("Passphrase" on the console), TEXT2 at the second...
-# (with Enter).  Needs vm_console_open.  A prompt has no newline yet when it
-# shows, so this watches the log file rather than the console's lines; it
-# waits a little after each prompt, because `hibernate` flushes the tty's
-# input right after printing it.  console_answer_stop when the boot is over.
+# passphrase or PIN prompt ("Passphrase" or "TPM PIN" on the console), TEXT2
+# at the second... (with Enter).  Needs vm_console_open.  A prompt has no
+# newline yet when it shows, so this watches the log file rather than the
+# console's lines; it waits a little after each prompt, because `hibernate`
+# flushes the tty's input right after printing it.  console_answer_stop when the boot is over.
 console_answer_start() {
 	local n=$1 log
 	shift
@@ -280,7 +280,7 @@ console_answer_start() {
 		for text in "$@"; do
 			i=$((i + 1))
 			while :; do
-				seen=$(grep -a -c '^Passphrase' "$log" 2>/dev/null)
+				seen=$(grep -a -c -E '^(Passphrase|TPM PIN)' "$log" 2>/dev/null)
 				((seen >= i)) && break
 				((SECONDS < deadline)) || exit 0
 				sleep 0.2
@@ -309,12 +309,12 @@ disk_grep_p1() {
 
 ENC_PASS="correct horse battery staple"
 
-# enc_no_plaintext N: the image boot N wrote holds neither the token nor the
-# marker of its world (boot 1's, resumed by boots 2 and 3) in clear; saves
-# its header offset for the next boot.
+# enc_no_plaintext N [W]: the image boot N wrote holds neither the token nor
+# the marker of its world (boot W's, default 1: resumed by boots 2 and 3) in
+# clear; saves its header offset for the next boot.
 enc_no_plaintext() {
-	local n=$1 token marker c1 c2
-	token=$(need 1 token); marker=$(need 1 marker)
+	local n=$1 w=${2:-1} token marker c1 c2
+	token=$(need "$w" token); marker=$(need "$w" marker)
 	[[ $(hibimg_p1 probe) == *"complete=1"* ]] || fail "boot $n left no complete image: $(hibimg_p1 probe)"
 	[[ $(hibimg_get encrypted) == 1 ]] || fail "boot $n wrote an image that is not encrypted"
 	{ read -r c1; read -r c2; } < <(disk_grep_p1 "$token" "$marker")
@@ -339,15 +339,15 @@ enc_boot() {
 		fail "boot $n: the passphrase shows on the console (echo on?) (log: $(boot_log "$n"))"
 }
 
-# enc_resumed N: boot N resumed boot 1's world, and the header page of the
-# image is zeros now.
+# enc_resumed N [W]: boot N resumed boot W's world (default 1), and the
+# header page of the image is zeros now.
 enc_resumed() {
-	local n=$1 log
+	local n=$1 w=${2:-1} log
 	log=$(boot_log "$n")
 	[[ $(hib_get "$log" resumed) == 1 ]] ||
 		fail "boot $n did not resume: exit $(hib_get "$log" resume_rc), '$(hib_get "$log" resume_msg)' (log: $log)"
-	[[ $(hib_get_all "$log" token | head -n1) == "$(need 1 token)" ]] || fail "boot $n resumed another world (log: $log)"
-	[[ $(need "$n" counter_alive) == 1 && $(hib_get_all "$log" hash | head -n1) == "$(need 1 hash)" ]] ||
+	[[ $(hib_get_all "$log" token | head -n1) == "$(need "$w" token)" ]] || fail "boot $n resumed another world (log: $log)"
+	[[ $(need "$n" counter_alive) == 1 && $(hib_get_all "$log" hash | head -n1) == "$(need "$w" hash)" ]] ||
 		fail "boot $n: the workload did not survive (log: $log)"
 	[[ $(need "$n" header_wiped) == yes ]] ||
 		fail "boot $n: the header page (key material) of the resumed image is not zeros: $(need "$n" header_wiped) (log: $log)"

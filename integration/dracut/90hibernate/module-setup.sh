@@ -14,6 +14,9 @@ depends() {
 install() {
 	local conf=/etc/hibernate.conf keyfile
 	inst_binary @SBINDIR@/hibernate /usr/sbin/hibernate
+	# encrypt = tpm: resume unseals through /dev/tpmrm0 (the drivers are
+	# built in on Debian; instmods is quiet where they are).
+	instmods -o tpm_tis tpm_crb
 	if [[ -f $conf ]]; then
 		inst_simple "$conf"
 		# key-file = FILE (the last one wins); '#' starts a comment.

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * TPM-sealed image keys: the tpm-pcrs list, the format's feature bit and
+ * struct hib_tpm checks, and (where swtpm is installed and the build has TPM
+ * support) sealing and unsealing against a software TPM: a PCR change is
+ * refused and named, a wrong PIN is refused, the fallback passphrase opens.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "format/format.h"
+#include "pipeline/crypt.h"
+#include "pipeline/tpm.h"
+
+#define IMAGE_ID 0x6a09e667f3bcc908ull
+
+/* ---- tpm-pcrs ----------------------------------------------------------- */
+
+static void pcrs_parse_accepts_lists_and_ranges(void **state)
+{
+	static const struct {
+		const char *text;
+		uint32_t mask;
+	} ok[] = {
+		{ "auto", 0 },      { "7", 1u << 7 }, { "0,2,4-7", 0xf5 },
+		{ "23", 1u << 23 }, { "0-7", 0xff },  { "16,23", (1u << 16) | (1u << 23) },
+		{ "3-3", 1u << 3 },
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		uint32_t m = 0xdead;
+
+		assert_int_equal(tpm_pcrs_parse(ok[i].text, &m), 0);
+		assert_int_equal(m, ok[i].mask);
+		/* What it prints parses back to the same PCRs. */
+		tpm_pcrs_format(m, buf, sizeof(buf));
+		assert_int_equal(tpm_pcrs_parse(buf, &m), 0);
+		assert_int_equal(m, ok[i].mask);
+	}
+	tpm_pcrs_format(0xf5, buf, sizeof(buf));
+	assert_string_equal(buf, "0,2,4-7");
+}
+
+static void pcrs_parse_refuses_the_rest(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"24",
+		"0-24",
+		"7-3",
+		"1,",
+		",1",
+		"1,,2",
+		"a",
+		"-1",
+		"0-8",
+		/* nine PCRs: more than a header keeps */ "1 2",
+		"1-",
+		"auto,1",
+		" 1",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint32_t m = 0xdead;
+
+		if (tpm_pcrs_parse(bad[i], &m) != -EINVAL || m != 0xdead)
+			fail_msg("tpm-pcrs '%s' accepted", bad[i]);
+	}
+}
+
+/* ---- format ------------------------------------------------------------- */
+
+static void make_header(struct hib_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, HIB_HEADER_MAGIC, 16);
+	h->version = HIB_FORMAT_VERSION;
+	h->image_id = IMAGE_ID;
+	h->stream_bytes = 64ull * HIB_PAGE_SIZE;
+	h->codec = HIB_CODEC_LZ4;
+	h->block_raw_bytes = 16 * HIB_PAGE_SIZE;
+	h->nr_blocks = 4;
+	h->data_pages = 64;
+	h->map_offset = 50ull * HIB_PAGE_SIZE;
+	h->map_pages = 1;
+}
+
+/* A header as a TPM-sealed image's writer leaves it (the blob is not parsed here). */
+static void make_tpm_header(struct hib_header *h)
+{
+	make_header(h);
+	h->version |= HIB_FEATURE_TPM;
+	h->flags |= HIB_HFLAG_ENCRYPTED;
+	h->crypt.kdf = HIB_KDF_TPM2;
+	h->tpm.pcr_mask = 0x81;
+	h->tpm.public_len = 80;
+	h->tpm.private_len = 160;
+}
+
+static int check(struct hib_header *h)
+{
+	hib_header_seal(h);
+	return hib_header_check(h, IMAGE_ID, hib_header_xxh3(h));
+}
+
+static void version_features(void **state)
+{
+	(void)state;
+	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION), 0);
+	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | HIB_FEATURE_TPM), 0);
+	/* A feature this reader does not know, or another base version. */
+	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | (1u << 17)), -EPROTO);
+	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | (1u << 31)), -EPROTO);
+	assert_int_equal(hib_version_check((HIB_FORMAT_VERSION + 1) | HIB_FEATURE_TPM), -EPROTO);
+}
+
+/* The bytes an older reader compares: a TPM image's version is not its own. */
+static void tpm_image_is_another_version_to_old_readers(void **state)
+{
+	struct hib_header h;
+
+	(void)state;
+	make_tpm_header(&h);
+	assert_int_equal(check(&h), 0);
+	assert_int_not_equal(h.version, HIB_FORMAT_VERSION);
+	assert_int_equal(h.version & 0xffff, HIB_FORMAT_VERSION);
+}
+
+static void tpm_header_fields_checked(void **state)
+{
+	struct hib_header h;
+
+	(void)state;
+	/* The feature bit and the key's kind go together, both ways. */
+	make_tpm_header(&h);
+	h.version &= ~HIB_FEATURE_TPM;
+	assert_int_equal(check(&h), -EBADMSG);
+	make_header(&h);
+	h.version |= HIB_FEATURE_TPM;
+	assert_int_equal(check(&h), -EBADMSG);
+	make_tpm_header(&h);
+	h.flags &= ~HIB_HFLAG_ENCRYPTED;
+	assert_int_equal(check(&h), -EBADMSG);
+	make_tpm_header(&h);
+	h.crypt.kdf = HIB_KDF_ARGON2ID;
+	assert_int_equal(check(&h), -EBADMSG);
+	/* The PCRs: some, at most eight, of 0..23. */
+	make_tpm_header(&h);
+	h.tpm.pcr_mask = 0;
+	assert_int_equal(check(&h), -EBADMSG);
+	h.tpm.pcr_mask = 1u << 24;
+	assert_int_equal(check(&h), -EBADMSG);
+	h.tpm.pcr_mask = 0x1ff;
+	assert_int_equal(check(&h), -EBADMSG);
+	/* The blob's lengths fit the room. */
+	make_tpm_header(&h);
+	h.tpm.public_len = 0;
+	assert_int_equal(check(&h), -EBADMSG);
+	make_tpm_header(&h);
+	h.tpm.private_len = HIB_TPM_BLOB_MAX;
+	assert_int_equal(check(&h), -EBADMSG);
+	make_tpm_header(&h);
+	h.tpm.flags = 1u << 2;
+	assert_int_equal(check(&h), -EBADMSG);
+}
+
+/* Old images: zeros where struct hib_tpm is now, and no feature bit. */
+static void tpm_room_was_reserved(void **state)
+{
+	(void)state;
+	assert_int_equal(offsetof(struct hib_header, tpm),
+			 offsetof(struct hib_header, crypt) + sizeof(struct hib_crypt));
+	assert_true(offsetof(struct hib_header, header_xxh3_self) == HIB_PAGE_SIZE - 8);
+}
+
+/* ---- against swtpm ------------------------------------------------------ */
+
+#ifdef HIB_HAVE_TPM
+#include <tss2/tss2_esys.h>
+#include <tss2/tss2_tcti_swtpm.h>
+
+static pid_t swtpm_pid;
+static char swtpm_dir[64];
+static TSS2_TCTI_CONTEXT *tcti;
+static int swtpm_runs;
+
+/* A fresh TPM for each test, on ports of its own. */
+static int swtpm_start(void)
+{
+	int port = 20000 + (int)(getpid() % 10000) * 4 + 2 * (swtpm_runs++ % 2);
+	char server[64], ctrl[64], state[96], conf[64];
+	size_t size = 0;
+
+	snprintf(swtpm_dir, sizeof(swtpm_dir), "/tmp/test-tpm-XXXXXX");
+	if (system("command -v swtpm >/dev/null 2>&1") != 0 || !mkdtemp(swtpm_dir))
+		return -1;
+	snprintf(server, sizeof(server), "type=tcp,port=%d,bindaddr=127.0.0.1", port);
+	snprintf(ctrl, sizeof(ctrl), "type=tcp,port=%d,bindaddr=127.0.0.1", port + 1);
+	snprintf(state, sizeof(state), "dir=%s", swtpm_dir);
+	swtpm_pid = fork();
+	if (swtpm_pid == 0) {
+		execlp("swtpm", "swtpm", "socket", "--tpm2", "--server", server, "--ctrl", ctrl,
+		       "--tpmstate", state, "--flags", "not-need-init,startup-clear", NULL);
+		_exit(127);
+	}
+	snprintf(conf, sizeof(conf), "host=127.0.0.1,port=%d", port);
+	for (int i = 0; i < 100; i++) {
+		usleep(50000);
+		if (Tss2_Tcti_Swtpm_Init(NULL, &size, conf) != TSS2_RC_SUCCESS)
+			return -1;
+		free(tcti);
+		tcti = calloc(1, size);
+		if (Tss2_Tcti_Swtpm_Init(tcti, &size, conf) == TSS2_RC_SUCCESS)
+			break;
+		free(tcti);
+		tcti = NULL;
+	}
+	if (!tcti)
+		return -1;
+	tpm_set_tcti(tcti);
+	return 0;
+}
+
+/* Without swtpm the tests skip (in the test: a setup cannot). */
+static int setup(void **state)
+{
+	(void)state;
+	if (swtpm_start() < 0)
+		tpm_set_tcti(NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	tpm_set_tcti(NULL);
+	if (tcti) {
+		Tss2_Tcti_Finalize(tcti);
+		free(tcti);
+		tcti = NULL;
+	}
+	if (swtpm_pid > 0) {
+		kill(swtpm_pid, SIGTERM);
+		waitpid(swtpm_pid, NULL, 0);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", swtpm_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void extend_pcr(unsigned pcr)
+{
+	ESYS_CONTEXT *e = NULL;
+	TPML_DIGEST_VALUES v = { .count = 1, .digests[0].hashAlg = TPM2_ALG_SHA256 };
+
+	memset(v.digests[0].digest.sha256, 0x5a, 32);
+	assert_int_equal(Esys_Initialize(&e, tcti, NULL), TSS2_RC_SUCCESS);
+	assert_int_equal(Esys_PCR_Extend(e, ESYS_TR_PCR0 + pcr, ESYS_TR_PASSWORD, ESYS_TR_NONE,
+					 ESYS_TR_NONE, &v),
+			 TSS2_RC_SUCCESS);
+	Esys_Finalize(&e);
+}
+
+static const struct hib_secret PIN = { HIB_SECRET_PASSPHRASE, "2468", 4 };
+static const struct hib_secret PASS = { HIB_SECRET_PASSPHRASE, "fallback words", 14 };
+
+static void sealed(struct hib_header *h, const struct hib_tpm_options *o, uint8_t **ret_key)
+{
+	if (!tcti)
+		skip();
+	make_header(h);
+	assert_int_equal(crypt_setup_tpm(o, h, ret_key), 0);
+	assert_int_equal(h->crypt.kdf, HIB_KDF_TPM2);
+	assert_true(h->version & HIB_FEATURE_TPM);
+	assert_int_equal(check(h), 0);
+}
+
+static void seal_unseal_and_pcr_change(void **state)
+{
+	struct hib_tpm_options o = { .pcrs = (1u << 16) | (1u << 23) };
+	struct hib_header h;
+	uint8_t *key = NULL, *back = NULL;
+	uint32_t changed = 0;
+
+	(void)state;
+	sealed(&h, &o, &key);
+	assert_int_equal(h.tpm.pcr_mask, o.pcrs);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &back, &changed), 0);
+	assert_memory_equal(key, back, HIB_KEY_BYTES);
+	crypt_key_free(back);
+	back = NULL;
+	/* No fallback was configured: there is none to open. */
+	assert_int_equal(crypt_open_fallback(&PASS, &h, &back), -EINVAL);
+	extend_pcr(23);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &back, &changed), -EPERM);
+	assert_null(back);
+	assert_int_equal(changed, 1u << 23);
+	crypt_key_free(key);
+}
+
+static void default_pcrs_are_0_to_7(void **state)
+{
+	struct hib_tpm_options o = { 0 };
+	struct hib_header h;
+	uint8_t *key = NULL, *back = NULL;
+
+	(void)state;
+	sealed(&h, &o, &key);
+	assert_int_equal(h.tpm.pcr_mask, 0xff);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &back, NULL), 0);
+	crypt_key_free(back);
+	crypt_key_free(key);
+}
+
+static void pin_needed(void **state)
+{
+	struct hib_tpm_options o = { .pcrs = 1u << 16, .pin = &PIN };
+	struct hib_secret wrong = { HIB_SECRET_PASSPHRASE, "1357", 4 };
+	struct hib_header h;
+	uint8_t *key = NULL, *back = NULL;
+
+	(void)state;
+	sealed(&h, &o, &key);
+	assert_true(h.tpm.flags & HIB_TPM_PIN);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &back, NULL), -EACCES);
+	assert_int_equal(crypt_open_tpm(&wrong, &h, &back, NULL), -EACCES);
+	assert_null(back);
+	assert_int_equal(crypt_open_tpm(&PIN, &h, &back, NULL), 0);
+	assert_memory_equal(key, back, HIB_KEY_BYTES);
+	crypt_key_free(back);
+	crypt_key_free(key);
+}
+
+static void fallback_opens_after_pcr_change(void **state)
+{
+	struct hib_tpm_options o = { .pcrs = 1u << 23, .fallback = &PASS };
+	struct hib_secret wrong = { HIB_SECRET_PASSPHRASE, "fallback word", 13 };
+	struct hib_header h;
+	uint8_t *key = NULL, *back = NULL;
+
+	(void)state;
+	sealed(&h, &o, &key);
+	assert_true(h.tpm.flags & HIB_TPM_FALLBACK);
+	extend_pcr(23);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &back, NULL), -EPERM);
+	assert_int_equal(crypt_open_fallback(&wrong, &h, &back), -EACCES);
+	assert_int_equal(crypt_open_fallback(&PASS, &h, &back), 0);
+	assert_memory_equal(key, back, HIB_KEY_BYTES);
+	crypt_key_free(back);
+	crypt_key_free(key);
+}
+#endif
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pcrs_parse_accepts_lists_and_ranges),
+		cmocka_unit_test(pcrs_parse_refuses_the_rest),
+		cmocka_unit_test(version_features),
+		cmocka_unit_test(tpm_image_is_another_version_to_old_readers),
+		cmocka_unit_test(tpm_header_fields_checked),
+		cmocka_unit_test(tpm_room_was_reserved),
+#ifdef HIB_HAVE_TPM
+		cmocka_unit_test_setup_teardown(seal_unseal_and_pcr_change, setup, teardown),
+		cmocka_unit_test_setup_teardown(default_pcrs_are_0_to_7, setup, teardown),
+		cmocka_unit_test_setup_teardown(pin_needed, setup, teardown),
+		cmocka_unit_test_setup_teardown(fallback_opens_after_pcr_change, setup, teardown),
+#endif
+	};
+
+	return cmocka_run_group_tests_name("tpm", tests, NULL, NULL);
+}
