@@ -44,6 +44,7 @@ enum command {
 	CMD_DOCTOR,
 	CMD_OFFSET,
 	CMD_PREPARE,
+	CMD_CONFIG,
 };
 
 struct control {
@@ -63,7 +64,7 @@ struct control {
 	bool cancel_armed;   /* Esc on the console cancels now */
 	bool no_hooks;       /* --no-hooks */
 	int kmsg_fd;         /* messages also go to the kernel log */
-	const char *args[2]; /* FILE [SIZE] of offset / prepare-file */
+	const char *args[2]; /* FILE [SIZE] of offset / prepare-file, ACTION [KEY] of config */
 };
 
 static struct control ctl = { .loglevel = HIB_LOG_PROGRESS };
@@ -960,12 +961,59 @@ static int do_invalidate(void)
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+#define CONFIG_USAGE "config: get KEY, dump or check"
+
+/* The one reading of the config file: the shell integration asks here instead of
+ * parsing it, so a quoted value or a stray '#' means to it what it means to us.
+ * load_config() has refused a file with an error already, naming its line. */
+static int do_config(void)
+{
+	const char *action = ctl.args[0], *key = ctl.args[1], *name;
+	const char *path = ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH;
+	char value[8192];
+	int r = 0;
+
+	if (strcmp(action, "check") == 0 && !key) {
+		printf("%s: %s\n", path,
+		       access(path, F_OK) == 0 ? "valid" : "absent: every key has its default");
+	} else if (strcmp(action, "get") == 0 && key) {
+		r = hib_config_get(&ctl.cfg, key, value, sizeof(value));
+		if (r == -ENOKEY)
+			bad_usage("config get: unknown key '%s' (hibernate.conf(5) lists them)",
+				  key);
+		if (r == 0)
+			printf("%s\n", value);
+	} else if (strcmp(action, "dump") == 0 && !key) {
+		for (size_t i = 0; r == 0 && (name = hib_config_key(i, NULL)); i++) {
+			key = name;
+			r = hib_config_get(&ctl.cfg, key, value, sizeof(value));
+			if (r == 0)
+				printf("%s = %s\n", key, value);
+		}
+		for (size_t i = 0; r == 0 && i < ctl.cfg.n_inline; i++) {
+			const struct hib_inline_hook *h = &ctl.cfg.inl[i];
+
+			printf("%s %02d %s\n", h->pre_cmd ? "OnSuspend" : "OnResume", h->order,
+			       h->pre_cmd ? h->pre_cmd : h->post_cmd);
+		}
+	} else {
+		bad_usage(CONFIG_USAGE);
+	}
+	if (r < 0) {
+		say("%s: %s: the value is longer than %zu bytes; shorten it", path, key,
+		    sizeof(value) - 1);
+		return EXIT_FAILURE;
+	}
+	return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 /* ---- the command line: one table of commands, one of options ------------ */
 
 struct cli_command {
 	const char *name;
 	const char *args;      /* what follows the name in usage */
-	unsigned nargs;        /* it takes exactly this many arguments */
+	unsigned nargs;        /* it takes this many arguments */
+	unsigned nargs_min;    /* or as few as this many */
 	const char *nargs_msg; /* said when it gets another number */
 	int (*run)(void);
 	bool kmsg; /* a cycle: its messages belong in the kernel log too */
@@ -973,20 +1021,24 @@ struct cli_command {
 };
 
 static const struct cli_command commands[] = {
-	[CMD_HIBERNATE] = { "hibernate", "[options]", 0, NULL, do_hibernate, true,
+	[CMD_HIBERNATE] = { "hibernate", "[options]", 0, 0, NULL, do_hibernate, true,
 			    "save the system to disk and power off" },
-	[CMD_RESUME] = { "resume", "[options]", 0, NULL, do_resume, true,
+	[CMD_RESUME] = { "resume", "[options]", 0, 0, NULL, do_resume, true,
 			 "load and restore an image (initramfs)" },
-	[CMD_STATUS] = { "status", "[options]", 0, NULL, do_status, false,
+	[CMD_STATUS] = { "status", "[options]", 0, 0, NULL, do_status, false,
 			 "show the target and its image" },
-	[CMD_INVALIDATE] = { "invalidate", "[options]", 0, NULL, do_invalidate, false,
+	[CMD_INVALIDATE] = { "invalidate", "[options]", 0, 0, NULL, do_invalidate, false,
 			     "discard an image, keep the swap area" },
-	[CMD_DOCTOR] = { "doctor", "[options]", 0, NULL, do_doctor, false,
+	[CMD_DOCTOR] = { "doctor", "[options]", 0, 0, NULL, do_doctor, false,
 			 "can this machine hibernate? what to fix" },
-	[CMD_OFFSET] = { "offset", "FILE", 1, "offset: name one FILE", do_offset, false,
+	[CMD_OFFSET] = { "offset", "FILE", 1, 1, "offset: name one FILE", do_offset, false,
 			 "kernel parameters that locate FILE" },
-	[CMD_PREPARE] = { "prepare-file", "FILE MB", 2, "prepare-file: name FILE and SIZE in MiB",
-			  do_prepare, false, "make FILE an image file of MB MiB (no swap)" },
+	[CMD_PREPARE] = { "prepare-file", "FILE MB", 2, 2,
+			  "prepare-file: name FILE and SIZE in MiB", do_prepare, false,
+			  "make FILE an image file of MB MiB (no swap)" },
+	[CMD_CONFIG] = { "config", "ACTION [KEY]", 2, 1, CONFIG_USAGE, do_config, false,
+			 "get KEY: one key's effective value, for scripts;\n"
+			 "dump: every key's; check: is the file valid?" },
 };
 
 /*
@@ -1302,9 +1354,11 @@ static void parse_command(int argc, char **argv)
 	}
 	cmd = &commands[ctl.cmd];
 	if (cmd->nargs) {
-		if ((unsigned)(argc - optind) != cmd->nargs)
+		unsigned n = (unsigned)(argc - optind);
+
+		if (n < cmd->nargs_min || n > cmd->nargs)
 			bad_usage("%s", cmd->nargs_msg);
-		for (unsigned k = 0; k < cmd->nargs; k++)
+		for (unsigned k = 0; k < n; k++)
 			ctl.args[k] = argv[optind++];
 	}
 	if (optind < argc)

@@ -71,6 +71,8 @@ static int set_string(char **field, const char *v)
 /* ---- the keys ------------------------------------------------------------ */
 
 typedef int (*setter_fn)(struct hib_config *c, const char *v);
+/* The effective value as the file would set it, unquoted; "" for an unset key. Scripts
+ * read this (hib_config_get): it must mean to them what it means to the program. */
 typedef void (*getter_fn)(const struct hib_config *c, char *buf, size_t len);
 
 struct key {
@@ -193,7 +195,7 @@ static int set_device(struct hib_config *c, const char *v)
 
 static void get_device(const struct hib_config *c, char *b, size_t l)
 {
-	snprintf(b, l, "%s", c->device ? c->device : "(auto: resume=, else the active swap)");
+	snprintf(b, l, "%s", c->device ? c->device : "");
 }
 
 static int set_offset(struct hib_config *c, const char *v)
@@ -209,7 +211,10 @@ static int set_offset(struct hib_config *c, const char *v)
 
 static void get_offset(const struct hib_config *c, char *b, size_t l)
 {
-	snprintf(b, l, "%" PRIu64, c->offset);
+	if (c->offset_set)
+		snprintf(b, l, "%" PRIu64, c->offset);
+	else
+		snprintf(b, l, "%s", "");
 }
 
 static int set_compress(struct hib_config *c, const char *v)
@@ -237,10 +242,7 @@ static int set_threads(struct hib_config *c, const char *v)
 
 static void get_threads(const struct hib_config *c, char *b, size_t l)
 {
-	if (c->opts.threads)
-		snprintf(b, l, "%u", c->opts.threads);
-	else
-		snprintf(b, l, "0 (one per CPU)");
+	snprintf(b, l, "%u", c->opts.threads);
 }
 
 static int set_image_size(struct hib_config *c, const char *v)
@@ -261,7 +263,7 @@ static int set_image_size(struct hib_config *c, const char *v)
 static void get_image_size(const struct hib_config *c, char *b, size_t l)
 {
 	if (c->opts.image_size < 0)
-		snprintf(b, l, "default (the kernel's, 2/5 of RAM)");
+		snprintf(b, l, "default");
 	else if (c->opts.image_size == 0)
 		snprintf(b, l, "min");
 	else
@@ -290,7 +292,7 @@ static int set_key_file(struct hib_config *c, const char *v)
 
 static void get_key_file(const struct hib_config *c, char *b, size_t l)
 {
-	snprintf(b, l, "%s", c->key_file ? c->key_file : "(none)");
+	snprintf(b, l, "%s", c->key_file ? c->key_file : "");
 }
 
 static int set_require_encryption(struct hib_config *c, const char *v)
@@ -469,6 +471,17 @@ static const struct key keys[] = {
 	{ "lock-console", NULL, NULL, "HIBERNATE_LOCK_CONSOLE" },
 };
 _Static_assert(ARRAY_SIZE(keys) <= HIB_CONFIG_MAX_KEYS, "too many keys");
+
+/* `hibernate status` says what a value means where the value alone does not. */
+static const struct {
+	const char *key, *value, *shown;
+} meanings[] = {
+	{ "device", "", "(auto: resume=, else the active swap)" },
+	{ "offset", "", "(none)" },
+	{ "threads", "0", "0 (one per CPU)" },
+	{ "image-size", "default", "default (the kernel's, 2/5 of RAM)" },
+	{ "key-file", "", "(none)" },
+};
 
 const char *hib_config_key(size_t i, const char **ret_hook_env)
 {
@@ -658,16 +671,35 @@ const char *hib_config_source_name(enum hib_config_source s)
 	return "?";
 }
 
+/* -E2BIG when it does not fit: a script must never act on a cut path. */
+static int key_value(const struct hib_config *c, size_t k, char *buf, size_t len)
+{
+	if (keys[k].get)
+		keys[k].get(c, buf, len);
+	else
+		snprintf(buf, len, "%s", c->hook_env[k] ? strchr(c->hook_env[k], '=') + 1 : "");
+	return strnlen(buf, len) + 1 < len ? 0 : -E2BIG;
+}
+
+int hib_config_get(const struct hib_config *c, const char *key, char *buf, size_t len)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
+		if (strcmp(key, keys[k].name) == 0)
+			return key_value(c, k, buf, len);
+	return -ENOKEY;
+}
+
 void hib_config_dump(const struct hib_config *c, hib_config_dump_fn fn, void *userdata)
 {
 	char buf[512];
 
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
-		if (keys[k].get)
-			keys[k].get(c, buf, sizeof(buf));
-		else
-			snprintf(buf, sizeof(buf), "%s",
-				 c->hook_env[k] ? strchr(c->hook_env[k], '=') + 1 : "");
+		if (key_value(c, k, buf, sizeof(buf)) < 0)
+			snprintf(buf + sizeof(buf) - 4, 4, "...");
+		for (size_t m = 0; m < ARRAY_SIZE(meanings); m++)
+			if (strcmp(meanings[m].key, keys[k].name) == 0 &&
+			    strcmp(meanings[m].value, buf) == 0)
+				snprintf(buf, sizeof(buf), "%s", meanings[m].shown);
 		fn(keys[k].name, buf, c->source[k], userdata);
 	}
 	for (size_t i = 0; i < c->n_inline; i++) {

@@ -82,7 +82,14 @@ enum hib_require hib_config_require(const struct hib_config *c);
  * hook's setting is handed to the hooks in, NULL for the other keys. */
 const char *hib_config_key(size_t i, const char **ret_hook_env);
 
-/* Every key with its effective value (as text) and where it came from. */
+/* The effective value of @key, as the program uses it and as the file would set it:
+ * unquoted, "" for an unset key (device, offset, key-file). -ENOKEY for a key the
+ * file cannot have, -E2BIG when the value does not fit in @len (nothing cut is
+ * ever returned as a value). */
+int hib_config_get(const struct hib_config *c, const char *key, char *buf, size_t len);
+
+/* Every key with its effective value (as `hibernate status` shows it: an unset key
+ * says what happens then) and where it came from. */
 typedef void (*hib_config_dump_fn)(const char *key, const char *value, enum hib_config_source src,
 				   void *userdata);
 void hib_config_dump(const struct hib_config *c, hib_config_dump_fn fn, void *userdata);

@@ -72,7 +72,34 @@ static void dump_cb(const char *key, const char *value, enum hib_config_source s
 	FUZZ_CHECK(hib_config_source_name(src) != NULL);
 }
 
-static void use_config(const struct hib_config *c, size_t max_env)
+/* What `hibernate config get` prints: whole or refused, one line when it came from a
+ * file (an option's value is the caller's own), and what the file would say: set back
+ * on a fresh config, it reads the same. */
+static void check_get(const struct hib_config *c, bool from_file)
+{
+	static char v[4096], again[4096];
+	const char *key;
+	char err[256];
+
+	FUZZ_CHECK(hib_config_get(c, "no-such-key", v, sizeof(v)) == -ENOKEY);
+	for (size_t i = 0; (key = hib_config_key(i, NULL)); i++) {
+		struct hib_config fresh;
+		int r = hib_config_get(c, key, v, sizeof(v));
+
+		FUZZ_CHECK(r == 0 || r == -E2BIG);
+		if (r < 0 || !*v)
+			continue;
+		FUZZ_CHECK(!from_file || !strchr(v, '\n'));
+		hib_config_init(&fresh);
+		FUZZ_CHECK(hib_config_set_from(&fresh, key, v, HIB_SRC_FILE, err, sizeof(err)) ==
+			   0);
+		FUZZ_CHECK(hib_config_get(&fresh, key, again, sizeof(again)) == 0);
+		FUZZ_CHECK(strcmp(v, again) == 0);
+		hib_config_free(&fresh);
+	}
+}
+
+static void use_config(const struct hib_config *c, size_t max_env, bool from_file)
 {
 	char **env = malloc(max_env * sizeof(*env)); /* exactly max: the NULL included */
 	size_t n;
@@ -81,6 +108,7 @@ static void use_config(const struct hib_config *c, size_t max_env)
 		abort();
 	check_config(c);
 	hib_config_dump(c, dump_cb, NULL);
+	check_get(c, from_file);
 	n = hib_config_hook_env(c, env, max_env);
 	FUZZ_CHECK(n < max_env && env[n] == NULL);
 	for (size_t i = 0; i < n; i++)
@@ -117,7 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(line >= 1);
 		check_err(err, errlen, r);
 	}
-	use_config(&c, max_env);
+	use_config(&c, max_env, true);
 	hib_config_free(&c);
 	FUZZ_CHECK(c.device == NULL && c.key_file == NULL && c.n_inline == 0);
 
@@ -132,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = hib_config_set(&c, text, eq ? eq + 1 : "", err, errlen);
 	FUZZ_CHECK(r == 0 || known_error(r));
 	check_err(err, errlen, r);
-	use_config(&c, max_env);
+	use_config(&c, max_env, false);
 	hib_config_free(&c);
 	free(text);
 	free(err);

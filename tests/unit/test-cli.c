@@ -223,6 +223,13 @@ static const struct usage_case usage_cases[] = {
 	{ "prepare_file_without_size_exits_2",
 	  { "prepare-file", "/nonexistent/img" },
 	  "prepare-file" },
+	{ "config_without_action_exits_2", { "config" }, "config: get KEY" },
+	{ "config_unknown_action_exits_2", { "config", "set" }, "config: get KEY" },
+	{ "config_get_without_key_exits_2", { "config", "get" }, "config: get KEY" },
+	{ "config_get_two_keys_exits_2", { "config", "get", "a", "b" }, "config: get KEY" },
+	{ "config_dump_with_key_exits_2", { "config", "dump", "device" }, "config: get KEY" },
+	{ "config_get_unknown_key_exits_2", { "config", "get", "nope" }, "unknown key 'nope'" },
+	{ "config_get_hook_line_exits_2", { "config", "get", "OnSuspend" }, "unknown key" },
 };
 
 static void bad_usage(void **state)
@@ -368,6 +375,93 @@ static void config_device_used(void **state)
 	/* --device wins over it. */
 	r = RUN("status", "--config", f->conf, "--device", "/nonexistent/other");
 	expect(&r, 1, NULL, "/nonexistent/other");
+	run_free(&r);
+}
+
+/* config get: the value the program uses, bare, one line; nothing on stderr. */
+static void config_get_prints_the_effective_value(void **state)
+{
+	struct fx *f = *state;
+	struct run r;
+
+	write_text_file(f->conf, "kernel-mismatch = \"keep\"\n"
+				 "  key-file = '/etc/my key'  \n"
+				 "# device = /dev/commented\n");
+	r = RUN("--config", f->conf, "config", "get", "kernel-mismatch");
+	expect(&r, 0, NULL, NULL);
+	assert_string_equal(r.out, "keep\n");
+	assert_string_equal(r.err, "");
+	run_free(&r);
+	r = RUN("config", "get", "key-file", "--config", f->conf);
+	expect(&r, 0, NULL, NULL);
+	assert_string_equal(r.out, "/etc/my key\n");
+	run_free(&r);
+	/* Unset: an empty line, and success. */
+	r = RUN("--config", f->conf, "config", "get", "device");
+	expect(&r, 0, NULL, NULL);
+	assert_string_equal(r.out, "\n");
+	run_free(&r);
+	/* An option that stands for a key is part of the effective value. */
+	r = RUN("--config", f->conf, "--key-file", "/other", "config", "get", "key-file");
+	expect(&r, 0, NULL, NULL);
+	assert_string_equal(r.out, "/other\n");
+	run_free(&r);
+}
+
+/* A file the program refuses gives a script no value: exit 1, the file and line said. */
+static void config_get_of_a_bad_file_fails(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 8];
+	struct run r;
+
+	write_text_file(f->conf, "key-file = /k\nkernel-mismatch = \"kept\"\n");
+	snprintf(want, sizeof(want), "%s:2:", f->conf);
+	r = RUN("--config", f->conf, "config", "get", "key-file");
+	expect(&r, 1, NULL, want);
+	assert_string_equal(r.out, "");
+	run_free(&r);
+	r = RUN("--config", f->conf, "config", "check");
+	expect(&r, 1, NULL, want);
+	assert_non_null(strstr(r.err, "kernel-mismatch"));
+	assert_string_equal(r.out, "");
+	run_free(&r);
+	r = RUN("--config", "/nonexistent/hibernate.conf", "config", "check");
+	expect(&r, 1, NULL, "/nonexistent/hibernate.conf");
+	run_free(&r);
+}
+
+static void config_check_of_a_good_file(void **state)
+{
+	struct fx *f = *state;
+	struct run r;
+
+	write_text_file(f->conf, "device = \"/dev/vda2\"\nOnSuspend 10 true\n");
+	r = RUN("--config", f->conf, "config", "check");
+	expect(&r, 0, "valid", NULL);
+	assert_string_equal(r.err, "");
+	run_free(&r);
+}
+
+/* config dump: every key, "key = value" (value: the rest of the line), then the
+ * OnSuspend / OnResume lines as the file has them. */
+static void config_dump_lists_every_key(void **state)
+{
+	struct fx *f = *state;
+	const char *key;
+	char want[128];
+	struct run r;
+
+	write_text_file(f->conf, "services = \"a b\"\nOnResume 07 logger x\n");
+	r = RUN("--config", f->conf, "config", "dump");
+	expect(&r, 0, "\nservices = a b\n", NULL);
+	assert_non_null(strstr(r.out, "\nkey-file = \n"));
+	assert_non_null(strstr(r.out, "\nOnResume 07 logger x\n"));
+	for (size_t i = 0; (key = hib_config_key(i, NULL)); i++) {
+		snprintf(want, sizeof(want), "%s = ", key);
+		if (!strstr(r.out, want))
+			fail_msg("config dump lacks '%s':\n%s", key, r.out);
+	}
 	run_free(&r);
 }
 
@@ -826,6 +920,10 @@ int main(void)
 		FX(require_encryption_default_follows_encryption),
 		FX(hibernate_refuses_plain_image_when_encryption_required),
 		FX(hibernate_refuses_readable_key_file),
+		FX(config_get_prints_the_effective_value),
+		FX(config_get_of_a_bad_file_fails),
+		FX(config_check_of_a_good_file),
+		FX(config_dump_lists_every_key),
 		FX(resume_without_image_writes_nothing),
 		FX(resume_of_foreign_target_writes_nothing),
 		FX(resume_of_non_swap_warns_and_writes_nothing),

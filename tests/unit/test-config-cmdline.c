@@ -484,6 +484,169 @@ static void config_missing_file(void **state)
 	hib_config_free(&c);
 }
 
+/* ---- effective values, as scripts read them (hibernate config get) ------ */
+
+static void assert_get(const struct hib_config *c, const char *key, const char *want)
+{
+	char buf[512];
+	int r = hib_config_get(c, key, buf, sizeof(buf));
+
+	if (r != 0 || strcmp(buf, want) != 0)
+		fail_msg("config get %s: %d '%s', want '%s'", key, r, r == 0 ? buf : "", want);
+}
+
+/* The values the shell integration used to misread: quotes, spaces, blanks around. */
+static void config_get_unquotes_like_the_program(void **state)
+{
+	struct load_result res;
+
+	(void)state;
+	load("kernel-mismatch = \"keep\"\n"
+	     "key-file = '/etc/hibernate key'\n"
+	     "  device =   \"/dev/disk/by-label/my swap\"  \n"
+	     "# key-file = /commented/out\n"
+	     "\tservices = \"ssh cups\"\n"
+	     "compress='zstd:3'\n"
+	     "offset = \"34816\"\n",
+	     &res);
+	assert_int_equal(res.r, 0);
+	assert_get(&res.c, "kernel-mismatch", "keep");
+	assert_get(&res.c, "key-file", "/etc/hibernate key");
+	assert_get(&res.c, "device", "/dev/disk/by-label/my swap");
+	assert_get(&res.c, "services", "ssh cups");
+	assert_get(&res.c, "compress", "zstd:3");
+	assert_get(&res.c, "offset", "34816");
+	hib_config_free(&res.c);
+
+	/* '#' starts a comment only at the start of a line: the program's key file is
+	 * this whole text, and a script must look for the same file. */
+	load("key-file = /etc/hibernate.key # the old one\nkernel-mismatch = keep\n", &res);
+	assert_int_equal(res.r, 0);
+	assert_get(&res.c, "key-file", "/etc/hibernate.key # the old one");
+	assert_get(&res.c, "kernel-mismatch", "keep");
+	hib_config_free(&res.c);
+}
+
+/* Unset: an empty value where the key is optional, else the default in the file's words. */
+static void config_get_unset_keys(void **state)
+{
+	static const char *const want[][2] = {
+		{ "device", "" },
+		{ "offset", "" },
+		{ "key-file", "" },
+		{ "threads", "0" },
+		{ "image-size", "default" },
+		{ "kernel-mismatch", "discard" },
+		{ "loglevel", "3" },
+		{ "compress", "lz4" },
+		{ "encrypt", "no" },
+		{ "clock", "yes" },
+		{ "services", "no" },
+		{ "hook-timeout", "30" },
+	};
+	struct load_result res;
+
+	(void)state;
+	load("# nothing\n", &res);
+	assert_int_equal(res.r, 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_get(&res.c, want[i][0], want[i][1]);
+	hib_config_free(&res.c);
+}
+
+/* What get prints is what the file would say: set back, it gives the same value. */
+static void config_get_round_trips(void **state)
+{
+	struct load_result res;
+	const char *key;
+
+	(void)state;
+	load("device = /dev/vda2\noffset = 7\nthreads = 3\nimage-size = 512\nloglevel = 4\n"
+	     "compress = zstd:5\npowerdown = suspend\nkey-file = /k\nnetwork = wlan0\n",
+	     &res);
+	assert_int_equal(res.r, 0);
+	for (size_t i = 0; (key = hib_config_key(i, NULL)); i++) {
+		char v[512], again[512], err[256];
+		struct hib_config c;
+
+		assert_int_equal(hib_config_get(&res.c, key, v, sizeof(v)), 0);
+		hib_config_init(&c);
+		if (*v && hib_config_set_from(&c, key, v, HIB_SRC_FILE, err, sizeof(err)) < 0)
+			fail_msg("%s = %s: %s", key, v, err);
+		assert_int_equal(hib_config_get(&c, key, again, sizeof(again)), 0);
+		if (strcmp(v, again) != 0)
+			fail_msg("%s: '%s' set back reads '%s'", key, v, again);
+		hib_config_free(&c);
+	}
+	hib_config_free(&res.c);
+}
+
+static void config_get_unknown_key(void **state)
+{
+	static const char *const bad[] = { "nope", "", "OnSuspend", "Device", "key-file ", "#" };
+	struct hib_config c;
+	char buf[64] = "untouched";
+
+	(void)state;
+	hib_config_init(&c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (hib_config_get(&c, bad[i], buf, sizeof(buf)) != -ENOKEY)
+			fail_msg("'%s' taken for a key", bad[i]);
+	hib_config_free(&c);
+}
+
+/* A value that does not fit is an error, never a shorter path. */
+static void config_get_never_cuts(void **state)
+{
+	char path[300], buf[301], err[256];
+	struct hib_config c;
+
+	(void)state;
+	memset(path, 'k', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = 0;
+	hib_config_init(&c);
+	assert_int_equal(hib_config_set_from(&c, "key-file", path, HIB_SRC_FILE, err, sizeof(err)),
+			 0);
+	assert_int_equal(hib_config_get(&c, "key-file", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, path);
+	assert_int_equal(hib_config_get(&c, "key-file", buf, sizeof(buf) - 1), -E2BIG);
+	assert_int_equal(hib_config_get(&c, "key-file", buf, 64), -E2BIG);
+	hib_config_free(&c);
+}
+
+static void dump_collect(const char *key, const char *value, enum hib_config_source src, void *ud)
+{
+	char *out = ud;
+	size_t n = strlen(out);
+
+	(void)src;
+	snprintf(out + n, 4096 - n, "%s=%s\n", key, value);
+}
+
+/* hibernate status still says what an unset key means; get gives the bare value. */
+static void config_status_says_what_unset_means(void **state)
+{
+	static const char *const want[] = {
+		"device=(auto: resume=, else the active swap)\n",
+		"offset=(none)\n",
+		"threads=0 (one per CPU)\n",
+		"image-size=default (the kernel's, 2/5 of RAM)\n",
+		"key-file=(none)\n",
+		"kernel-mismatch=discard\n",
+	};
+	struct hib_config c;
+	char out[4096] = "";
+
+	(void)state;
+	hib_config_init(&c);
+	hib_config_dump(&c, dump_collect, out);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(out, want[i]))
+			fail_msg("status lacks '%s':\n%s", want[i], out);
+	hib_config_free(&c);
+}
+
 /* ---- codec names ------------------------------------------------------- */
 
 static void codec_parse_good(void **state)
@@ -559,6 +722,12 @@ int main(void)
 		CONF(config_inline_hooks_parsed),
 		CONF(config_line_without_equals),
 		NAMED(config_missing_file),
+		CONF(config_get_unquotes_like_the_program),
+		CONF(config_get_unset_keys),
+		CONF(config_get_round_trips),
+		NAMED(config_get_unknown_key),
+		NAMED(config_get_never_cuts),
+		NAMED(config_status_says_what_unset_means),
 		NAMED(codec_parse_good),
 		NAMED(codec_parse_bad),
 	};

@@ -12,24 +12,30 @@ depends() {
 }
 
 install() {
-	local conf=/etc/hibernate.conf keyfile
-	inst_binary @SBINDIR@/hibernate /usr/sbin/hibernate
+	local conf=/etc/hibernate.conf hibernate=@SBINDIR@/hibernate keyfile
+	# The initramfs resumes with this file: one the binary refuses stops the
+	# build here, where it can be fixed, rather than at resume.  Its values come
+	# from the binary too (quotes, blanks, comments as it reads them).
+	if ! "$hibernate" config check >/dev/null; then
+		dfatal "hibernate: $conf is not valid (above): fix it, then run dracut -f"
+		exit 1
+	fi
+	if ! keyfile=$("$hibernate" config get key-file); then
+		dfatal "hibernate: $hibernate config get key-file failed (above): fix $conf, then run dracut -f"
+		exit 1
+	fi
+	inst_binary "$hibernate" /usr/sbin/hibernate
 	# encrypt = tpm: resume unseals through /dev/tpmrm0 (the drivers are
 	# built in on Debian; instmods is quiet where they are).
 	instmods -o tpm_tis tpm_crb
-	if [[ -f $conf ]]; then
-		inst_simple "$conf"
-		# key-file = FILE (the last one wins); '#' starts a comment.
-		keyfile=$(sed -n 's/#.*//; s/^[[:space:]]*key-file[[:space:]]*=[[:space:]]*//p' "$conf" |
-			sed 's/[[:space:]]*$//' | tail -n 1)
-		if [[ -n $keyfile && -f $keyfile ]]; then
-			inst_simple "$keyfile"
-			# hibernate resume refuses a key file group or others may read.
-			# shellcheck disable=SC2154 # initdir: set by dracut
-			chmod 600 "${initdir}${keyfile}"
-		elif [[ -n $keyfile ]]; then
-			dwarning "hibernate: key-file $keyfile (in $conf) does not exist"
-		fi
+	[[ -f $conf ]] && inst_simple "$conf"
+	if [[ -n $keyfile && -f $keyfile ]]; then
+		inst_simple "$keyfile"
+		# hibernate resume refuses a key file group or others may read.
+		# shellcheck disable=SC2154 # initdir: set by dracut
+		chmod 600 "${initdir}${keyfile}"
+	elif [[ -n $keyfile ]]; then
+		dwarning "hibernate: key-file $keyfile (in $conf) does not exist"
 	fi
 	# pre-mount: after udev has brought up the devices the root needs and
 	# the initqueue has waited for resume= (dracut's resume module), before

@@ -159,7 +159,8 @@ keyfile_setup() {
 	initrd=/boot/initrd.img-$(uname -r)
 	install -d -m 700 /etc/hibernate
 	(umask 077 && head -c 64 /dev/urandom >$key) || fatal "cannot write $key"
-	printf 'encrypt = yes\nkey-file = %s\n' $key >>/etc/hibernate.conf
+	# Quoted, as a user may write it: the hook must take the file the binary takes.
+	printf 'encrypt = yes\nkey-file = "%s"\n' $key >>/etc/hibernate.conf
 	# The initramfs holds a secret now: readable by root only.  MODULES=dep
 	# and gzip -1: the full build takes ~8 min under TCG, this ~2.
 	printf 'UMASK=0077\nMODULES=dep\nCOMPRESSLEVEL=1\n' >/etc/initramfs-tools/conf.d/hibtest
