@@ -307,12 +307,7 @@ static int set_require_encryption(struct hib_config *c, const char *v)
 
 static void get_require_encryption(const struct hib_config *c, char *b, size_t l)
 {
-	enum hib_require r = hib_config_require(c);
-
-	if (r == HIB_REQUIRE_NOTHING)
-		snprintf(b, l, "no (resume takes plain images too)");
-	else
-		snprintf(b, l, "yes (only images sealed with %s)", hib_require_name(r));
+	snprintf(b, l, "%s", hib_config_require(c) == HIB_REQUIRE_NOTHING ? "no" : "yes");
 }
 
 enum hib_require hib_config_sealing(const struct hib_config *c)
@@ -482,6 +477,22 @@ static const struct {
 	{ "image-size", "default", "default (the kernel's, 2/5 of RAM)" },
 	{ "key-file", "", "(none)" },
 };
+
+/* @buf, @key's value, as `hibernate status` shows it. */
+static void status_meaning(const struct hib_config *c, const char *key, char *buf, size_t len)
+{
+	enum hib_require r = hib_config_require(c);
+
+	for (size_t m = 0; m < ARRAY_SIZE(meanings); m++)
+		if (strcmp(meanings[m].key, key) == 0 && strcmp(meanings[m].value, buf) == 0)
+			snprintf(buf, len, "%s", meanings[m].shown);
+	if (strcmp(key, "require-encryption") != 0)
+		return;
+	if (r == HIB_REQUIRE_NOTHING)
+		snprintf(buf, len, "no (resume takes plain images too)");
+	else
+		snprintf(buf, len, "yes (only images sealed with %s)", hib_require_name(r));
+}
 
 const char *hib_config_key(size_t i, const char **ret_hook_env)
 {
@@ -696,10 +707,7 @@ void hib_config_dump(const struct hib_config *c, hib_config_dump_fn fn, void *us
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
 		if (key_value(c, k, buf, sizeof(buf)) < 0)
 			snprintf(buf + sizeof(buf) - 4, 4, "...");
-		for (size_t m = 0; m < ARRAY_SIZE(meanings); m++)
-			if (strcmp(meanings[m].key, keys[k].name) == 0 &&
-			    strcmp(meanings[m].value, buf) == 0)
-				snprintf(buf, sizeof(buf), "%s", meanings[m].shown);
+		status_meaning(c, keys[k].name, buf, sizeof(buf));
 		fn(keys[k].name, buf, c->source[k], userdata);
 	}
 	for (size_t i = 0; i < c->n_inline; i++) {
