@@ -529,15 +529,16 @@ static int hooks_before(struct hib_hook_config *hc, struct hib_hooks **hooks)
 	const char *mode = ctl.test_cycle                                    ? "test"
 			   : ctl.cfg.opts.powerdown == HIB_POWERDOWN_SUSPEND ? "suspend"
 									     : "hibernate";
+	struct hib_error err;
 	char msg[1024];
 	int r;
 
 	hooks_setup(hc, mode);
 	if (ctl.no_hooks)
 		return 0;
-	r = hib_hooks_collect(hc, hooks);
+	r = hib_hooks_collect(hc, hooks, &err);
 	if (r < 0) {
-		say("cannot read the hook directories: %s", strerror(-r));
+		say("%s; nothing was done", err.msg);
 		return EXIT_FAILURE;
 	}
 	r = hib_hooks_pre(*hooks, hc, msg, sizeof(msg));
@@ -1180,11 +1181,18 @@ static void parse_command(int argc, char **argv)
 static void load_config(void)
 {
 	const char *path = ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH;
+	struct hib_error trust;
 	char err[256];
 	unsigned line = 0;
 	int r;
 
 	hib_config_init(&ctl.cfg);
+	/* Root obeys the file (OnSuspend lines run as root): only root may write it. */
+	r = hib_path_trusted(path, &trust);
+	if (r < 0 && r != -ENOENT) {
+		fprintf(stderr, "hibernate: %s\n", trust.msg);
+		exit(EXIT_FAILURE);
+	}
 	r = hib_config_load(&ctl.cfg, path, &line, err, sizeof(err));
 	if (r == -ENOENT && !ctl.config_path)
 		r = 0; /* no config file is fine, unless one was named */

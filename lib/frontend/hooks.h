@@ -25,14 +25,17 @@ struct hib_hook_config {
 	/* Our hook directories, earlier ones winning on a name; NULL for the defaults
 	 * (/etc/hibernate/hooks.d, /usr/lib/hibernate/hooks.d). */
 	const char *const *dirs;
-	bool systemd;                      /* also systemd-sleep hooks ("pre|post hibernate") */
-	const char *const *systemd_dirs;   /* NULL: /etc and /usr/lib systemd/system-sleep */
-	bool pmutils;                      /* also pm-utils hooks ("hibernate|thaw") */
-	const char *const *pmutils_dirs;   /* NULL: /etc/pm/sleep.d, /usr/lib/pm-utils/sleep.d */
-	unsigned timeout_s;                /* per hook; 0 = 30 */
-	bool force;                        /* a failing hook (exit 1) does not abort */
-	const char *mode;                  /* HIBERNATE_MODE: hibernate, test, suspend, … */
-	char **env;                        /* more KEY=VALUE for the hooks (the config) */
+	bool systemd;                    /* also systemd-sleep hooks ("pre|post hibernate") */
+	const char *const *systemd_dirs; /* NULL: /etc and /usr/lib systemd/system-sleep */
+	bool pmutils;                    /* also pm-utils hooks ("hibernate|thaw") */
+	const char *const *pmutils_dirs; /* NULL: /etc/pm/sleep.d, /usr/lib/pm-utils/sleep.d */
+	unsigned timeout_s;              /* per hook; 0 = 30 */
+	bool force;                      /* a failing hook (exit 1) does not abort */
+	const char *mode;                /* HIBERNATE_MODE: hibernate, test, suspend, … */
+	/* More KEY=VALUE for the hooks (the config's). Hooks get these and PATH (fixed),
+	 * LANG=C, HIBERNATE_PHASE, HIBERNATE_MODE, SYSTEMD_SLEEP_ACTION: nothing of the
+	 * caller's environment. */
+	char **env;
 	const struct hib_inline_hook *inl; /* inline hooks … */
 	size_t n_inline;                   /* … and how many */
 	hib_hook_log_fn log;
@@ -41,7 +44,15 @@ struct hib_hook_config {
 
 struct hib_hooks;
 
-int hib_hooks_collect(const struct hib_hook_config *c, struct hib_hooks **ret);
+/*
+ * Find the hooks: those of @c's directories, then the inline ones. Every
+ * directory that exists and every hook that would run must pass
+ * hib_path_trusted (root-owned, not writable by group or others): one that
+ * does not fails the whole collection with -EPERM, naming it and the fix in
+ * @err, so that no cycle runs without what the hook would have prepared.
+ */
+int hib_hooks_collect(const struct hib_hook_config *c, struct hib_hooks **ret,
+		      struct hib_error *err);
 void hib_hooks_free(struct hib_hooks *h);
 size_t hib_hooks_count(const struct hib_hooks *h);
 const char *hib_hooks_name(const struct hib_hooks *h, size_t i);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "util/error.h"
 #include "util/util.h"
 
 static hib_log_fn log_fn;
@@ -151,4 +154,51 @@ void hib_test_pause(const char *point)
 		secs = strtoul(e + n + 1, NULL, 10);
 	hib_log(HIB_LOG_WARN, "test pause at '%s' for %lu s (HIBERNATE_TEST_PAUSE)", point, secs);
 	sleep((unsigned)secs);
+}
+
+/* @path (no symlinks left in it) owned by root and writable by root alone; a
+ * directory that holds (@holder) may be writable by others when sticky. */
+static int root_only(const char *path, bool holder, const char *what, struct hib_error *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return hib_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	if (st.st_uid != 0)
+		return hib_error_set(
+			err, -EPERM,
+			"%s%s is owned by uid %u, not root, so not only root can change "
+			"it: refused; fix: chown root:root %s; chmod go-w %s",
+			path, what, (unsigned)st.st_uid, path, path);
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(holder && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)))
+		return hib_error_set(err, -EPERM,
+				     "%s%s is writable by %s, so not only root can change it: "
+				     "refused; fix: chown root:root %s; chmod go-w %s",
+				     path, what, st.st_mode & S_IWOTH ? "everyone" : "its group",
+				     path, path);
+	return 0;
+}
+
+int hib_path_trusted(const char *path, struct hib_error *err)
+{
+	_cleanup_(freep) char *real = realpath(path, NULL);
+	_cleanup_(freep) char *real_dir = NULL, *link_dir = NULL;
+	int r;
+
+	if (!real)
+		return hib_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	real_dir = strdup(real);
+	link_dir = strdup(path);
+	if (!real_dir || !link_dir)
+		return hib_error_set(err, -ENOMEM, "%s: %s", path, strerror(ENOMEM));
+	r = root_only(real, false, "", err);
+	if (r == 0)
+		r = root_only(dirname(real_dir), true, " (the directory holding it)", err);
+	/* A symlink: the link's own directory decides where it points. */
+	if (r == 0 && strcmp(real, path) != 0)
+		r = root_only(dirname(link_dir), true, " (the directory holding the link)", err);
+	if (r < 0 && strcmp(real, path) != 0)
+		return hib_error_prefix(err, r, "%s -> %s: ", path, real);
+	return r;
 }

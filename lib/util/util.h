@@ -74,6 +74,19 @@ uint64_t hib_now_ns(void);
 		*(t0) = _now;                                                                      \
 	} while (0)
 
+/*
+ * Whether only root can change what @path names, since root acts on it (runs
+ * it, obeys it): the object, after symlinks, owned by root and not writable
+ * by group or others; the directory holding it owned by root and not
+ * writable by group or others unless sticky (/tmp: others cannot replace a
+ * root-owned entry); for a symlink, the directory holding the link as well
+ * (whoever writes it can point the link elsewhere). Directories further up
+ * are not checked. 0 when trusted; -EPERM naming the path and the fix, or
+ * -errno (-ENOENT when absent), in @err.
+ */
+struct hib_error;
+int hib_path_trusted(const char *path, struct hib_error *err);
+
 /* Full-length positional I/O: -errno, or -EIO on a short transfer at EOF. */
 int hib_pread_full(int fd, void *buf, size_t len, uint64_t off);
 int hib_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);

@@ -352,6 +352,27 @@ static void config_named_but_missing(void **state)
 	run_free(&r);
 }
 
+/* Root obeys the file: one others may write is refused, with the fix. */
+static void config_writable_by_others_refused(void **state)
+{
+	struct fx *f = *state;
+	char want[2 * PATH_MAX + 64];
+	struct run r;
+
+	if (geteuid() != 0)
+		skip();
+	write_text_file(f->conf, "OnSuspend 10 echo hi\n");
+	assert_int_equal(chmod(f->conf, 0666), 0);
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	snprintf(want, sizeof(want), "chown root:root %s; chmod go-w %s", f->conf, f->conf);
+	expect(&r, 1, NULL, want);
+	run_free(&r);
+	assert_int_equal(chmod(f->conf, 0644), 0);
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	expect(&r, 0, NULL, NULL);
+	run_free(&r);
+}
+
 /* The device may come from the config file. */
 static void config_device_used(void **state)
 {
@@ -751,6 +772,7 @@ int main(void)
 		FX(config_unknown_key_names_file_and_line),
 		FX(config_bad_value_names_file_line_key),
 		FX(config_named_but_missing),
+		FX(config_writable_by_others_refused),
 		FX(config_device_used),
 		FX(resume_without_image_writes_nothing),
 		FX(resume_of_foreign_target_writes_nothing),
