@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -351,6 +352,47 @@ static void log_resumed(const struct hib_stats *st)
 	log_stats(HIB_STATS_RESUMED, st, NULL);
 }
 
+/* ---- one run at a time; signals ----------------------------------------- */
+
+#define RUN_LOCK "/run/hibernate.lock"
+
+/* The signal that asked this run to stop, 0 for none. */
+static volatile sig_atomic_t interrupted;
+
+static void on_stop_signal(int sig)
+{
+	interrupted = sig;
+}
+
+/*
+ * From the first hook on, SIGINT, SIGTERM and SIGHUP only record that the run
+ * is to stop: dying then would leave services stopped and the console
+ * switched. The hook running is killed, the cycle cancelled, the posts run,
+ * then hibernate exits. SA_RESTART keeps the engine's I/O threads from seeing
+ * EINTR; the hooks' waits (poll, nanosleep) return at a signal regardless.
+ */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int interrupted_exit(void)
+{
+	const char *name = interrupted == SIGINT    ? "SIGINT"
+			   : interrupted == SIGTERM ? "SIGTERM"
+						    : "SIGHUP";
+
+	say("interrupted by %s: nothing was saved; what the hooks did is undone (services "
+	    "restarted), the system keeps running",
+	    name);
+	return EXIT_FAILURE;
+}
+
 /* ---- Esc cancels ------------------------------------------------------- */
 
 static struct termios saved_tio;
@@ -386,6 +428,8 @@ static bool cancel_requested(void *ud)
 	char buf[64];
 
 	(void)ud;
+	if (interrupted)
+		return true;
 	if (!tio_saved)
 		return false;
 	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
@@ -423,6 +467,7 @@ static void hooks_setup(struct hib_hook_config *hc, const char *mode)
 	hc->inl = ctl.cfg.inl;
 	hc->n_inline = ctl.cfg.n_inline;
 	hc->log = hook_log;
+	hc->interrupted = &interrupted;
 	/* Tests point the runner at their own directories. */
 	if (getenv("HIBERNATE_HOOKS_DIRS")) {
 		static char buf[4096];
@@ -542,6 +587,13 @@ static int hooks_before(struct hib_hook_config *hc, struct hib_hooks **hooks)
 		return EXIT_FAILURE;
 	}
 	r = hib_hooks_pre(*hooks, hc, msg, sizeof(msg));
+	if (r == -EINTR) {
+		if (msg[0])
+			tlog(HIB_LOG_WARN, "%s", msg);
+		hib_hooks_free(*hooks);
+		*hooks = NULL;
+		return interrupted_exit();
+	}
 	if (r < 0) {
 		if (msg[0])
 			say("%s", msg);
@@ -586,25 +638,34 @@ static int do_hibernate(void)
 	struct hib_hook_config hc;
 	struct hib_stats st;
 	enum hib_suspend_outcome outcome = 0;
+	struct hib_error err;
 	const char *name;
 	int r;
 
+	/* One at a time: a second run would stop what the first stopped and
+	 * overwrite the hooks' record of it (/run/hibernate/services.stopped). */
+	if (hib_run_lock(RUN_LOCK, &err) < 0) {
+		say("%s", err.msg);
+		return EXIT_FAILURE;
+	}
 	r = pick_target(true, &t);
 	if (r < 0)
 		return EXIT_FAILURE;
 	name = hib_target_name(t);
 	r = ctl.cfg.encrypt ? ask_image_secret() : 0;
-	if (r == 0)
+	if (r == 0) {
+		catch_stop_signals();
 		r = hooks_before(&hc, &hooks);
+	}
 	if (r != 0) {
 		hib_target_close(t);
 		return r < 0 ? EXIT_FAILURE : r;
 	}
-	r = snapshot_open(HIB_SNAP_HIBERNATE, &snap);
+	r = interrupted ? -EINTR : snapshot_open(HIB_SNAP_HIBERNATE, &snap);
 	if (r < 0) {
 		hooks_post(hooks, &hc);
 		hib_target_close(t);
-		return EXIT_FAILURE;
+		return interrupted ? interrupted_exit() : EXIT_FAILURE;
 	}
 	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s%s)%s", name,
 	     hib_codec_name(ctl.cfg.opts.codec),
@@ -630,6 +691,8 @@ static int do_hibernate(void)
 	hib_target_close(t);
 	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */
 	hooks_post(hooks, &hc);
+	if (interrupted && outcome != HIB_SUSPEND_RESUMED && outcome != HIB_SUSPEND_RAM)
+		return interrupted_exit();
 	return hibernate_exit(r, outcome, &st);
 }
 

@@ -299,10 +299,32 @@ static void hook_environment(const struct hib_hook_config *c, bool pre, char *mo
 	envp[n] = NULL;
 }
 
+/* A hook past its time or cut short: its whole process group killed, reaped. */
+static void end_hook(pid_t pid)
+{
+	int status;
+
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+#define HOOK_INTERRUPTED (-EINTR)
+
+/* Why to stop waiting for a hook: 124 past its deadline; HOOK_INTERRUPTED when a
+ * signal stops the run during "pre" (a post is never cut short: it undoes); 0 none. */
+static int must_end(const struct hib_hook_config *c, bool pre, uint64_t deadline)
+{
+	if (pre && c->interrupted && *c->interrupted)
+		return HOOK_INTERRUPTED;
+	return now_ms() >= deadline ? 124 : 0;
+}
+
 /*
  * Run one hook with its arguments, its output collected into @out (a line at
  * a time also to the log), for at most @timeout_s. Returns its exit status,
- * 124 on a timeout (the whole process group is killed), or -errno.
+ * 124 on a timeout (the whole process group is killed), HOOK_INTERRUPTED
+ * (killed too), or -errno.
  */
 static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bool pre, char *out,
 		   size_t outlen)
@@ -316,7 +338,7 @@ static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bo
 	uint64_t deadline = now_ms() + (uint64_t)(c->timeout_s ? c->timeout_s : 30) * 1000;
 	char mode[64], *envp[HOOK_ENV_MAX];
 	size_t used = 0;
-	int pfd[2], status;
+	int pfd[2], status, end;
 	pid_t pid;
 
 	if (outlen)
@@ -351,12 +373,10 @@ static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bo
 		char buf[512];
 		ssize_t n;
 
-		if (left <= 0) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
+		if ((end = must_end(c, pre, deadline))) {
+			end_hook(pid);
 			close(pfd[0]);
-			return 124;
+			return end;
 		}
 		if (poll(&p, 1, (int)MIN(left, 1000)) <= 0)
 			continue;
@@ -379,11 +399,9 @@ static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bo
 			break;
 		if (w < 0)
 			return -errno;
-		if (now_ms() >= deadline) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return 124;
+		if ((end = must_end(c, pre, deadline))) {
+			end_hook(pid);
+			return end;
 		}
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -411,6 +429,19 @@ static void log_output(const struct hib_hook_config *c, const struct hib_hook *k
 	}
 }
 
+/* A signal stopped the run: undo what the hooks did, @cut's part-done work
+ * included (its post knows what its pre got to). */
+static int unwind_interrupted(struct hib_hooks *h, const struct hib_hook_config *c,
+			      struct hib_hook *cut, char *msg, size_t msglen)
+{
+	if (cut) {
+		cut->pre_ok = true;
+		snprintf(msg, msglen, "%s was cut short", cut->path);
+	}
+	hib_hooks_post(h, c);
+	return -EINTR;
+}
+
 int hib_hooks_pre(struct hib_hooks *h, const struct hib_hook_config *c, char *msg, size_t msglen)
 {
 	char out[4096];
@@ -427,6 +458,8 @@ int hib_hooks_pre(struct hib_hooks *h, const struct hib_hook_config *c, char *ms
 			k->pre_ok = true;
 			continue;
 		}
+		if (c->interrupted && *c->interrupted)
+			return unwind_interrupted(h, c, NULL, msg, msglen);
 		st = run_one(k, c, true, out, sizeof(out));
 		k->pre_ok = false;
 		if (st != 3)
@@ -435,6 +468,8 @@ int hib_hooks_pre(struct hib_hooks *h, const struct hib_hook_config *c, char *ms
 			k->pre_ok = true;
 			continue;
 		}
+		if (st == HOOK_INTERRUPTED)
+			return unwind_interrupted(h, c, k, msg, msglen);
 		/* pm-utils and systemd hooks only know 0 and "failed". */
 		if (k->kind != HOOK_OURS && k->kind != HOOK_INLINE && st > 0 && st != 124)
 			st = 1;

@@ -3,6 +3,7 @@
 #ifndef HIB_HOOKS_H
 #define HIB_HOOKS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -38,6 +39,9 @@ struct hib_hook_config {
 	char **env;
 	const struct hib_inline_hook *inl; /* inline hooks … */
 	size_t n_inline;                   /* … and how many */
+	/* Non-zero (set by a signal handler): the run is to stop. The running "pre"
+	 * is killed, no further "pre" starts, and every "post" still runs. */
+	const volatile sig_atomic_t *interrupted;
 	hib_hook_log_fn log;
 	void *userdata;
 };
@@ -61,7 +65,8 @@ const char *hib_hooks_name(const struct hib_hooks *h, size_t i);
  * Run every hook's "pre" in order. On a failure, unwind (the "post" of those
  * whose "pre" succeeded, in reverse) and return -EIO (exit 1, a timeout, a
  * hook that cannot run) or -ECANCELED (exit 2 or 3); @msg then says why (empty
- * for exit 3).
+ * for exit 3). When @c->interrupted is set, unwind (the "post" of the hook cut
+ * short too) and return -EINTR.
  */
 int hib_hooks_pre(struct hib_hooks *h, const struct hib_hook_config *c, char *msg, size_t msglen);
 /* Run "post" of every hook whose "pre" succeeded, in reverse order. */

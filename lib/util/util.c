@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -201,4 +203,37 @@ int hib_path_trusted(const char *path, struct hib_error *err)
 	if (r < 0 && strcmp(real, path) != 0)
 		return hib_error_prefix(err, r, "%s -> %s: ", path, real);
 	return r;
+}
+
+int hib_run_lock(const char *path, struct hib_error *err)
+{
+	_cleanup_(closep) int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	char pid[24] = "";
+	struct stat st;
+	int n;
+
+	if (fd < 0)
+		return hib_error_set(err, -errno, "%s: cannot open the run lock: %s", path,
+				     strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0)
+		return hib_error_set(err, -EPERM,
+				     "%s: the run lock is not a regular file of root's: remove it",
+				     path);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
+
+		if (r != -EWOULDBLOCK)
+			return hib_error_set(err, r, "%s: cannot lock: %s", path, strerror(-r));
+		n = (int)pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? strcspn(pid, "\n") : 0] = 0;
+		return hib_error_set(err, -EBUSY,
+				     "another hibernate is running (pid %s, %s): wait for it to "
+				     "finish",
+				     pid[0] ? pid : "?", path);
+	}
+	/* For the message above, in whoever comes next while we run; without it, "pid ?". */
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)n, 0) != n)
+		pid[0] = 0;
+	return TAKE_FD(fd);
 }

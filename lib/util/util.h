@@ -87,6 +87,15 @@ uint64_t hib_now_ns(void);
 struct hib_error;
 int hib_path_trusted(const char *path, struct hib_error *err);
 
+/*
+ * Take the run lock @path (created root-only if absent): flock(LOCK_EX|LOCK_NB)
+ * on it, our pid written in it. Returns the descriptor (O_CLOEXEC: hooks and
+ * what they leave running do not hold it), to keep open for as long as the
+ * run; -EBUSY when another process holds it (@err names its pid and @path),
+ * -EPERM when @path is not a root-owned regular file, or -errno.
+ */
+int hib_run_lock(const char *path, struct hib_error *err);
+
 /* Full-length positional I/O: -errno, or -EIO on a short transfer at EOF. */
 int hib_pread_full(int fd, void *buf, size_t len, uint64_t off);
 int hib_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);

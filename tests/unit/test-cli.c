@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -371,6 +372,30 @@ static void config_writable_by_others_refused(void **state)
 	r = RUN("status", "--config", f->conf, "--device", f->swap);
 	expect(&r, 0, NULL, NULL);
 	run_free(&r);
+}
+
+/* While another run holds /run/hibernate.lock, hibernate refuses at once,
+ * naming it; the lock is ours here, as a running hibernate would hold it. */
+static void second_hibernate_refused(void **state)
+{
+	struct fx *f = *state;
+	char want[128];
+	struct run r;
+	int fd;
+
+	if (geteuid() != 0)
+		skip();
+	fd = open("/run/hibernate.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	dprintf(fd, "%d\n", (int)getpid());
+	r = RUN("--config", f->conf, "--device", f->swap);
+	snprintf(want, sizeof(want), "another hibernate is running (pid %d, /run/hibernate.lock)",
+		 (int)getpid());
+	expect(&r, 1, NULL, want);
+	run_free(&r);
+	close(fd);
 }
 
 /* The device may come from the config file. */
@@ -773,6 +798,7 @@ int main(void)
 		FX(config_bad_value_names_file_line_key),
 		FX(config_named_but_missing),
 		FX(config_writable_by_others_refused),
+		FX(second_hibernate_refused),
 		FX(config_device_used),
 		FX(resume_without_image_writes_nothing),
 		FX(resume_of_foreign_target_writes_nothing),

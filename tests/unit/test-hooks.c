@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -378,6 +380,42 @@ static void untrusted_hook_refuses_the_cycle(void **state)
 	refuse(f, f->sd);
 }
 
+static volatile sig_atomic_t stop_signal;
+
+static void on_alarm(int sig)
+{
+	stop_signal = sig;
+}
+
+/* A signal while a pre hook runs: that hook is killed at once, none after it
+ * runs, and every post runs, the cut one's included. */
+static void interrupted_pre_unwinds(void **state)
+{
+	struct fx *f = *state;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	char msg[256];
+	time_t t0 = time(NULL);
+
+	logger(f, f->usr, "10-a", 0);
+	script(f->usr, "20-slow",
+	       "echo \"20-slow $*\" >> \"$HOOKLOG\"\n[ \"$1\" = pre ] && sleep 20\nexit 0");
+	logger(f, f->usr, "30-c", 0);
+	stop_signal = 0;
+	f->c.interrupted = &stop_signal;
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(1);
+	assert_int_equal(run(f, msg, sizeof(msg), true), -EINTR);
+	assert_true(time(NULL) - t0 < 4);
+	assert_non_null(strstr(msg, "20-slow was cut short"));
+	assert_string_equal(slurp(f->log), "10-a pre hibernate\n20-slow pre hibernate\n"
+					   "20-slow post hibernate\n10-a post hibernate\n");
+	/* Already set before the first: nothing runs at all. */
+	unlink(f->log);
+	assert_int_equal(run(f, msg, sizeof(msg), true), -EINTR);
+	assert_string_equal(slurp(f->log), "");
+	signal(SIGALRM, SIG_DFL);
+}
+
 static void no_hooks_is_fine(void **state)
 {
 	struct fx *f = *state;
@@ -407,6 +445,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(no_hooks_is_fine, setup, teardown),
 		cmocka_unit_test_setup_teardown(environment_is_clean, setup, teardown),
 		cmocka_unit_test_setup_teardown(untrusted_hook_refuses_the_cycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(interrupted_pre_unwinds, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
 /*
  * hib_path_trusted: what root obeys (the config, hook directories, hooks)
  * must be changeable by root alone. The tests chown, so they need root;
- * without it they skip.
+ * without it they skip. hib_run_lock: one hibernate at a time.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -167,6 +169,50 @@ static void missing_is_enoent(void **state)
 	assert_non_null(strstr(err.msg, path));
 }
 
+/* Two runs: the second is refused at once, naming the first's pid and the
+ * file; once the first is gone, the lock is free. */
+static void run_lock_refuses_a_second_run(void **state)
+{
+	struct fx *f = *state;
+	struct hib_error err = { 0 };
+	char path[200], want[64];
+	int ready[2], hold[2], fd, st;
+	pid_t pid;
+	char c;
+
+	snprintf(path, sizeof(path), "%s/hibernate.lock", f->dir);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int held = hib_run_lock(path, NULL);
+
+		close(hold[1]);
+		if (write(ready[1], held >= 0 ? "y" : "n", 1) != 1)
+			_exit(2);
+		/* Until the test is done with it, or gone: then end of file. */
+		(void)!read(hold[0], &c, 1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	assert_int_equal(c, 'y');
+	assert_int_equal(hib_run_lock(path, &err), -EBUSY);
+	snprintf(want, sizeof(want), "another hibernate is running (pid %d, ", (int)pid);
+	assert_non_null(strstr(err.msg, want));
+	assert_non_null(strstr(err.msg, path));
+	close(hold[1]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	fd = hib_run_lock(path, &err);
+	assert_true(fd >= 0);
+	/* Not handed to the hooks. */
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +225,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(symlink_follows_and_checks_both_ends, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(missing_is_enoent, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_lock_refuses_a_second_run, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
