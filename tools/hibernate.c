@@ -468,12 +468,12 @@ static void hooks_setup(struct hib_hook_config *hc, const char *mode)
 	hc->n_inline = ctl.cfg.n_inline;
 	hc->log = hook_log;
 	hc->interrupted = &interrupted;
-	/* Tests point the runner at their own directories. */
-	if (getenv("HIBERNATE_HOOKS_DIRS")) {
+	/* Tests point the runner at their own directories (test builds only). */
+	if (hib_test_knob("HIBERNATE_HOOKS_DIRS")) {
 		static char buf[4096];
 		static const char *dirs[9];
 		size_t n = 0;
-		snprintf(buf, sizeof(buf), "%s", getenv("HIBERNATE_HOOKS_DIRS"));
+		snprintf(buf, sizeof(buf), "%s", hib_test_knob("HIBERNATE_HOOKS_DIRS"));
 		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < 8;
 		     d = strtok_r(NULL, ":", &save))
 			dirs[n++] = d;
@@ -503,7 +503,7 @@ static void doctor_line(enum hib_doctor_verdict v, const char *check, const char
 static int do_doctor(void)
 {
 	struct hib_doctor_input in = {
-		.root = getenv("HIBERNATE_DOCTOR_ROOT"),
+		.root = hib_test_knob("HIBERNATE_DOCTOR_ROOT"),
 		.target = target_request(),
 		.image_size = ctl.cfg.opts.image_size,
 	};

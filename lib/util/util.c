@@ -143,7 +143,8 @@ const char *hib_version(void)
 
 void hib_test_pause(const char *point)
 {
-	const char *e = getenv("HIBERNATE_TEST_PAUSE");
+#ifdef HIB_TEST_KNOBS
+	const char *e = hib_test_knob("HIBERNATE_TEST_PAUSE");
 	unsigned long secs = 60;
 	size_t n;
 
@@ -156,6 +157,9 @@ void hib_test_pause(const char *point)
 		secs = strtoul(e + n + 1, NULL, 10);
 	hib_log(HIB_LOG_WARN, "test pause at '%s' for %lu s (HIBERNATE_TEST_PAUSE)", point, secs);
 	sleep((unsigned)secs);
+#else
+	(void)point;
+#endif
 }
 
 /* @path (no symlinks left in it) owned by root and writable by root alone; a

@@ -96,6 +96,14 @@ int hib_path_trusted(const char *path, struct hib_error *err);
  */
 int hib_run_lock(const char *path, struct hib_error *err);
 
+/* A test-only environment variable (meson -Dtest_knobs=true): NULL in other
+ * builds, whose binaries then hold not even the name. */
+#ifdef HIB_TEST_KNOBS
+#define hib_test_knob(name) getenv(name)
+#else
+#define hib_test_knob(name) ((void)0, (const char *)NULL)
+#endif
+
 /* Full-length positional I/O: -errno, or -EIO on a short transfer at EOF. */
 int hib_pread_full(int fd, void *buf, size_t len, uint64_t off);
 int hib_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);

@@ -398,6 +398,33 @@ static void second_hibernate_refused(void **state)
 	close(fd);
 }
 
+/* The test-only variables (hibernate(8)) are not even named in a binary built
+ * without -Dtest_knobs=true, the default: root obeys no HIBERNATE_HOOKS_DIRS. */
+static void test_knobs_absent_by_default(void **state)
+{
+	static const char *const knobs[] = { "HIBERNATE_HOOKS_DIRS", "HIBERNATE_TEST_PAUSE",
+					     "HIBERNATE_DOCTOR_ROOT" };
+	FILE *fp = fopen(bin(), "rb");
+	static char buf[1 << 16];
+	size_t n, keep = 0;
+
+	(void)state;
+#ifdef HIB_TEST_KNOBS
+	skip();
+#endif
+	assert_non_null(fp);
+	/* Each window overlaps the last by a name's length, so none is cut in two. */
+	while ((n = fread(buf + keep, 1, sizeof(buf) - keep, fp)) > 0) {
+		n += keep;
+		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+			if (memmem(buf, n, knobs[i], strlen(knobs[i])))
+				fail_msg("%s names %s: built with test knobs", bin(), knobs[i]);
+		keep = n < 32 ? n : 32;
+		memmove(buf, buf + n - keep, keep);
+	}
+	fclose(fp);
+}
+
 /* The device may come from the config file. */
 static void config_device_used(void **state)
 {
@@ -799,6 +826,7 @@ int main(void)
 		FX(config_named_but_missing),
 		FX(config_writable_by_others_refused),
 		FX(second_hibernate_refused),
+		FX(test_knobs_absent_by_default),
 		FX(config_device_used),
 		FX(resume_without_image_writes_nothing),
 		FX(resume_of_foreign_target_writes_nothing),
