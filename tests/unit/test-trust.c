@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "util/error.h"
 #include "util/util.h"
 
@@ -55,13 +56,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
+	int r = remove_tree(f->root);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
-	if (system(cmd) != 0)
-		return -1;
 	free(f);
-	return 0;
+	return r;
 }
 
 static void need_root(void)
