@@ -373,12 +373,14 @@ static void on_stop_signal(int sig)
  */
 static void catch_stop_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART }, old;
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* One ignored already (nohup, a background job) stays ignored. */
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
 }
 
 static int interrupted_exit(void)
