@@ -4,11 +4,12 @@
 #   make check-long   the slow VM scenarios (tagged long) on the three kernel series
 BUILD        ?= build
 BUILD_STATIC ?= build-static
+BUILD_STATIC_TEST ?= build-static-test
 BUILD_SAN    ?= build-san
 SCENARIOS    ?=
 KERNELS      ?=
 
-.PHONY: all deps build static check check-long unit-check san-check vm-check demo clean bench-pipeline deb bench bench-quick
+.PHONY: all deps build static static-test check check-long unit-check san-check vm-check demo clean bench-pipeline deb bench bench-quick
 
 all: build
 
@@ -28,6 +29,14 @@ $(BUILD_STATIC)/build.ninja:
 static: $(BUILD_STATIC)/build.ninja
 	ninja -C $(BUILD_STATIC) hibernate
 
+# The same with the test-only environment variables (hibernate(8)): the VM
+# scenarios that pause a cycle or fake doctor's root run it as hibernate-test.
+$(BUILD_STATIC_TEST)/build.ninja:
+	meson setup $(BUILD_STATIC_TEST) --buildtype=release -Dstatic=true -Dtests=false -Dtest_knobs=true
+
+static-test: $(BUILD_STATIC_TEST)/build.ninja
+	ninja -C $(BUILD_STATIC_TEST) hibernate
+
 $(BUILD_SAN)/build.ninja:
 	meson setup $(BUILD_SAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 
@@ -39,17 +48,17 @@ san-check: $(BUILD_SAN)/build.ninja
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		tests/run-unit $(BUILD_SAN) san
 
-vm-check: static
+vm-check: static static-test
 	tests/vm/run $(if $(KERNELS),--kernels "$(KERNELS)") $(SCENARIOS)
 
 check: deps
-	$(MAKE) build static
+	$(MAKE) build static static-test
 	tests/check-all
 
 # The VM scenarios tagged "long", kept out of make check for time (together
 # with make check: every scenario but the harness self-tests).
 check-long: deps
-	$(MAKE) build static
+	$(MAKE) build static static-test
 	tests/vm/run --long $(if $(KERNELS),--kernels "$(KERNELS)")
 
 demo: deps
@@ -82,7 +91,7 @@ bench-quick: deps
 	bench/vm/run --quick
 
 clean:
-	rm -rf $(BUILD) $(BUILD_STATIC) $(BUILD_SAN) $(BUILD_DEB)
+	rm -rf $(BUILD) $(BUILD_STATIC) $(BUILD_STATIC_TEST) $(BUILD_SAN) $(BUILD_DEB)
 
 # Fuzzing (tests/fuzz/README.md): clang + libFuzzer + ASan/UBSan, its own build dir.
 #   make fuzz          every target FUZZ_SECONDS (60) each; new inputs in $(BUILD_FUZZ)/corpus

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <poll.h>
 #include <sodium.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -388,6 +389,49 @@ static void log_resumed(const struct hib_stats *st)
 	log_stats(HIB_STATS_RESUMED, st, NULL);
 }
 
+/* ---- one run at a time; signals ----------------------------------------- */
+
+#define RUN_LOCK "/run/hibernate.lock"
+
+/* The signal that asked this run to stop, 0 for none. */
+static volatile sig_atomic_t interrupted;
+
+static void on_stop_signal(int sig)
+{
+	interrupted = sig;
+}
+
+/*
+ * From the first hook on, SIGINT, SIGTERM and SIGHUP only record that the run
+ * is to stop: dying then would leave services stopped and the console
+ * switched. The hook running is killed, the cycle cancelled, the posts run,
+ * then hibernate exits. SA_RESTART keeps the engine's I/O threads from seeing
+ * EINTR; the hooks' waits (poll, nanosleep) return at a signal regardless.
+ */
+static void catch_stop_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART }, old;
+
+	sigemptyset(&sa.sa_mask);
+	/* One ignored already (nohup, a background job) stays ignored. */
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+}
+
+static int interrupted_exit(void)
+{
+	const char *name = interrupted == SIGINT    ? "SIGINT"
+			   : interrupted == SIGTERM ? "SIGTERM"
+						    : "SIGHUP";
+
+	say("interrupted by %s: nothing was saved; what the hooks did is undone (services "
+	    "restarted), the system keeps running",
+	    name);
+	return EXIT_FAILURE;
+}
+
 /* ---- Esc cancels ------------------------------------------------------- */
 
 static struct termios saved_tio;
@@ -423,6 +467,8 @@ static bool cancel_requested(void *ud)
 	char buf[64];
 
 	(void)ud;
+	if (interrupted)
+		return true;
 	if (!tio_saved)
 		return false;
 	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
@@ -460,12 +506,13 @@ static void hooks_setup(struct hib_hook_config *hc, const char *mode)
 	hc->inl = ctl.cfg.inl;
 	hc->n_inline = ctl.cfg.n_inline;
 	hc->log = hook_log;
-	/* Tests point the runner at their own directories. */
-	if (getenv("HIBERNATE_HOOKS_DIRS")) {
+	hc->interrupted = &interrupted;
+	/* Tests point the runner at their own directories (test builds only). */
+	if (hib_test_knob("HIBERNATE_HOOKS_DIRS")) {
 		static char buf[4096];
 		static const char *dirs[9];
 		size_t n = 0;
-		snprintf(buf, sizeof(buf), "%s", getenv("HIBERNATE_HOOKS_DIRS"));
+		snprintf(buf, sizeof(buf), "%s", hib_test_knob("HIBERNATE_HOOKS_DIRS"));
 		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < 8;
 		     d = strtok_r(NULL, ":", &save))
 			dirs[n++] = d;
@@ -495,7 +542,7 @@ static void doctor_line(enum hib_doctor_verdict v, const char *check, const char
 static int do_doctor(void)
 {
 	struct hib_doctor_input in = {
-		.root = getenv("HIBERNATE_DOCTOR_ROOT"),
+		.root = hib_test_knob("HIBERNATE_DOCTOR_ROOT"),
 		.target = target_request(),
 		.image_size = ctl.cfg.opts.image_size,
 		.encrypt = ctl.cfg.encrypt,
@@ -634,18 +681,26 @@ static int hooks_before(struct hib_hook_config *hc, struct hib_hooks **hooks)
 	const char *mode = ctl.test_cycle                                    ? "test"
 			   : ctl.cfg.opts.powerdown == HIB_POWERDOWN_SUSPEND ? "suspend"
 									     : "hibernate";
+	struct hib_error err;
 	char msg[1024];
 	int r;
 
 	hooks_setup(hc, mode);
 	if (ctl.no_hooks)
 		return 0;
-	r = hib_hooks_collect(hc, hooks);
+	r = hib_hooks_collect(hc, hooks, &err);
 	if (r < 0) {
-		say("cannot read the hook directories: %s", strerror(-r));
+		say("%s; nothing was done", err.msg);
 		return EXIT_FAILURE;
 	}
 	r = hib_hooks_pre(*hooks, hc, msg, sizeof(msg));
+	if (r == -EINTR) {
+		if (msg[0])
+			tlog(HIB_LOG_WARN, "%s", msg);
+		hib_hooks_free(*hooks);
+		*hooks = NULL;
+		return interrupted_exit();
+	}
 	if (r < 0) {
 		if (msg[0])
 			say("%s", msg);
@@ -690,27 +745,36 @@ static int do_hibernate(void)
 	struct hib_hook_config hc;
 	struct hib_stats st;
 	enum hib_suspend_outcome outcome = 0;
+	struct hib_error err;
 	const char *name;
 	int r;
 
 	if (check_sealing_required() < 0)
 		return EXIT_FAILURE;
+	/* One at a time: a second run would stop what the first stopped and
+	 * overwrite the hooks' record of it (/run/hibernate/services.stopped). */
+	if (hib_run_lock(RUN_LOCK, &err) < 0) {
+		say("%s", err.msg);
+		return EXIT_FAILURE;
+	}
 	r = pick_target(true, &t);
 	if (r < 0)
 		return EXIT_FAILURE;
 	name = hib_target_name(t);
 	r = ctl.cfg.encrypt ? ask_image_secret() : 0;
-	if (r == 0)
+	if (r == 0) {
+		catch_stop_signals();
 		r = hooks_before(&hc, &hooks);
+	}
 	if (r != 0) {
 		hib_target_close(t);
 		return r < 0 ? EXIT_FAILURE : r;
 	}
-	r = snapshot_open(HIB_SNAP_HIBERNATE, &snap);
+	r = interrupted ? -EINTR : snapshot_open(HIB_SNAP_HIBERNATE, &snap);
 	if (r < 0) {
 		hooks_post(hooks, &hc);
 		hib_target_close(t);
-		return EXIT_FAILURE;
+		return interrupted ? interrupted_exit() : EXIT_FAILURE;
 	}
 	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s%s)%s", name,
 	     hib_codec_name(ctl.cfg.opts.codec),
@@ -743,6 +807,8 @@ static int do_hibernate(void)
 	hib_target_close(t);
 	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */
 	hooks_post(hooks, &hc);
+	if (interrupted && outcome != HIB_SUSPEND_RESUMED && outcome != HIB_SUSPEND_RAM)
+		return interrupted_exit();
 	return hibernate_exit(r, outcome, &st);
 }
 
@@ -1368,11 +1434,18 @@ static void parse_command(int argc, char **argv)
 static void load_config(void)
 {
 	const char *path = ctl.config_path ? ctl.config_path : HIB_CONFIG_PATH;
+	struct hib_error trust;
 	char err[256];
 	unsigned line = 0;
 	int r;
 
 	hib_config_init(&ctl.cfg);
+	/* Root obeys the file (OnSuspend lines run as root): only root may write it. */
+	r = hib_path_trusted(path, &trust);
+	if (r < 0 && r != -ENOENT) {
+		fprintf(stderr, "hibernate: %s\n", trust.msg);
+		exit(EXIT_FAILURE);
+	}
 	r = hib_config_load(&ctl.cfg, path, &line, err, sizeof(err));
 	if (r == -ENOENT && !ctl.config_path)
 		r = 0; /* no config file is fine, unless one was named */

@@ -509,12 +509,54 @@ static const char *hook_default(const char *env)
 	return strcmp(env, "HIBERNATE_CLOCK") == 0 ? "yes" : "no";
 }
 
+#define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+/* Settings that are lists of names a shipped hook hands to a command run as
+ * root (systemctl, /etc/init.d/NAME, rmmod, modprobe): each word of these
+ * characters only, none starting with '.' or '-' (no path, no option). */
+static const struct {
+	const char *key, *chars, *rule;
+} name_lists[] = {
+	{ "services", ALNUM ":_.@-\\",
+	  "service names of letters, digits and :_.@-\\, none starting with '.' or '-'" },
+	{ "unload-modules", ALNUM "_-",
+	  "module names of letters, digits, '_' and '-', none starting with '-'" },
+};
+
+static const char *name_rule(const char *key, const char **ret_chars)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(name_lists); i++)
+		if (strcmp(key, name_lists[i].key) == 0) {
+			if (ret_chars)
+				*ret_chars = name_lists[i].chars;
+			return name_lists[i].rule;
+		}
+	return NULL;
+}
+
+/* Blank-separated words, each of @chars only and not starting with '.' or '-'. */
+static bool names_ok(const char *v, const char *chars)
+{
+	while (*v) {
+		size_t n = strspn(v, chars);
+
+		if (v[0] == '.' || v[0] == '-' || (v[n] && !isblank((unsigned char)v[n])))
+			return false;
+		v += n;
+		v += strspn(v, " \t");
+	}
+	return true;
+}
+
 static int set_hook_setting(struct hib_config *c, size_t k, const char *v)
 {
+	const char *chars;
 	char *e;
 
 	/* One line in the environment of every hook: no newlines in it. */
 	if (strchr(v, '\n'))
+		return -EINVAL;
+	if (name_rule(keys[k].name, &chars) && !names_ok(v, chars))
 		return -EINVAL;
 	if (asprintf(&e, "%s=%s", keys[k].hook_env, v) < 0)
 		return -ENOMEM;
@@ -535,6 +577,9 @@ int hib_config_set_from(struct hib_config *c, const char *key, const char *value
 		if (r == -EINVAL && strcmp(key, "compress") == 0)
 			snprintf(err, errlen, "compress: '%s' is not none, lz4 or zstd[:1-19]",
 				 value);
+		else if (r == -EINVAL && name_rule(key, NULL))
+			snprintf(err, errlen, "%s: invalid value '%s': expected %s", key, value,
+				 name_rule(key, NULL));
 		else if (r == -EINVAL)
 			snprintf(err, errlen, "%s: invalid value '%s'", key, value);
 		else if (r == -ERANGE)

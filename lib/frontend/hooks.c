@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "frontend/hooks.h"
+#include "util/error.h"
 #include "util/util.h"
 
 enum hook_kind { HOOK_OURS, HOOK_PMUTILS, HOOK_SYSTEMD, HOOK_INLINE };
@@ -108,14 +109,29 @@ static int add_hook(struct hib_hooks *h, enum hook_kind kind, const char *dir, c
 	return 0;
 }
 
+/* Root runs what is in a hook directory: only root may put it there. An
+ * absent directory has no hooks, as before. */
+static int trusted_dir(const char *dir, struct hib_error *err)
+{
+	int r = hib_path_trusted(dir, err);
+
+	if (r == -ENOENT || r == -ENOTDIR)
+		return 0;
+	return r < 0 ? hib_error_prefix(err, r, "hook directory: ") : 1;
+}
+
 /* Earlier directories win: /etc over /usr/lib, for the same name. */
 static int scan(struct hib_hooks *h, enum hook_kind kind, const char *const *dirs,
-		hib_hook_log_fn log, void *ud)
+		hib_hook_log_fn log, void *ud, struct hib_error *err)
 {
 	for (; dirs && *dirs; dirs++) {
-		DIR *d = opendir(*dirs);
 		struct dirent *e;
+		DIR *d;
+		int r = trusted_dir(*dirs, err);
 
+		if (r < 0)
+			return r;
+		d = r ? opendir(*dirs) : NULL;
 		if (!d)
 			continue;
 		while ((e = readdir(d))) {
@@ -142,7 +158,7 @@ static int scan(struct hib_hooks *h, enum hook_kind kind, const char *const *dir
 			if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
 				if (add_hook(h, kind, *dirs, e->d_name, -1) < 0) {
 					closedir(d);
-					return -ENOMEM;
+					return hib_error_ensure(err, -ENOMEM);
 				}
 				continue;
 			}
@@ -151,9 +167,15 @@ static int scan(struct hib_hooks *h, enum hook_kind kind, const char *const *dir
 					log(HIB_LOG_WARN, path, "ignored: not executable", ud);
 				continue;
 			}
+			/* Not skipped: the cycle would go on without what it prepares. */
+			r = hib_path_trusted(path, err);
+			if (r < 0) {
+				closedir(d);
+				return hib_error_prefix(err, r, "hook: ");
+			}
 			if (add_hook(h, kind, *dirs, e->d_name, order) < 0) {
 				closedir(d);
-				return -ENOMEM;
+				return hib_error_ensure(err, -ENOMEM);
 			}
 		}
 		closedir(d);
@@ -172,21 +194,23 @@ static int cmp_hook(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int hib_hooks_collect(const struct hib_hook_config *c, struct hib_hooks **ret)
+int hib_hooks_collect(const struct hib_hook_config *c, struct hib_hooks **ret,
+		      struct hib_error *err)
 {
 	struct hib_hooks *h = calloc(1, sizeof(*h));
 	size_t w = 0;
 	int r;
 
+	hib_error_clear(err);
 	if (!h)
-		return -ENOMEM;
-	r = scan(h, HOOK_OURS, c->dirs ? c->dirs : default_dirs, c->log, c->userdata);
+		return hib_error_ensure(err, -ENOMEM);
+	r = scan(h, HOOK_OURS, c->dirs ? c->dirs : default_dirs, c->log, c->userdata, err);
 	if (r == 0 && c->pmutils)
 		r = scan(h, HOOK_PMUTILS, c->pmutils_dirs ? c->pmutils_dirs : default_pmutils,
-			 c->log, c->userdata);
+			 c->log, c->userdata, err);
 	if (r == 0 && c->systemd)
 		r = scan(h, HOOK_SYSTEMD, c->systemd_dirs ? c->systemd_dirs : default_systemd,
-			 c->log, c->userdata);
+			 c->log, c->userdata, err);
 	for (size_t i = 0; r == 0 && i < c->n_inline; i++) {
 		const struct hib_inline_hook *in = &c->inl[i];
 		char name[32];
@@ -205,7 +229,7 @@ int hib_hooks_collect(const struct hib_hook_config *c, struct hib_hooks **ret)
 	}
 	if (r < 0) {
 		hib_hooks_free(h);
-		return r;
+		return hib_error_ensure(err, r);
 	}
 	/* Drop the masked ones (order -1) now that they have hidden their namesakes. */
 	for (size_t i = 0; i < h->n; i++) {
@@ -253,10 +277,54 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* What a hook's environment holds, and nothing else (hibernate-hooks(7)): root
+ * runs the hooks, so the caller's variables (LD_PRELOAD, PATH, IFS, ...) must
+ * not reach them. */
+#define HOOK_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define HOOK_ENV_MAX 80
+
+static void hook_environment(const struct hib_hook_config *c, bool pre, char *mode, size_t modelen,
+			     char **envp)
+{
+	size_t n = 0;
+
+	snprintf(mode, modelen, "HIBERNATE_MODE=%s", c->mode ? c->mode : "hibernate");
+	envp[n++] = (char *)HOOK_PATH;
+	envp[n++] = (char *)"LANG=C";
+	envp[n++] = (char *)(pre ? "HIBERNATE_PHASE=pre" : "HIBERNATE_PHASE=post");
+	envp[n++] = mode;
+	envp[n++] = (char *)"SYSTEMD_SLEEP_ACTION=hibernate";
+	for (char *const *e = c->env; e && *e && n + 1 < HOOK_ENV_MAX; e++)
+		envp[n++] = *e;
+	envp[n] = NULL;
+}
+
+/* A hook past its time or cut short: its whole process group killed, reaped. */
+static void end_hook(pid_t pid)
+{
+	int status;
+
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+#define HOOK_INTERRUPTED (-EINTR)
+
+/* Why to stop waiting for a hook: 124 past its deadline; HOOK_INTERRUPTED when a
+ * signal stops the run during "pre" (a post is never cut short: it undoes); 0 none. */
+static int must_end(const struct hib_hook_config *c, bool pre, uint64_t deadline)
+{
+	if (pre && c->interrupted && *c->interrupted)
+		return HOOK_INTERRUPTED;
+	return now_ms() >= deadline ? 124 : 0;
+}
+
 /*
  * Run one hook with its arguments, its output collected into @out (a line at
  * a time also to the log), for at most @timeout_s. Returns its exit status,
- * 124 on a timeout (the whole process group is killed), or -errno.
+ * 124 on a timeout (the whole process group is killed), HOOK_INTERRUPTED
+ * (killed too), or -errno.
  */
 static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bool pre, char *out,
 		   size_t outlen)
@@ -268,12 +336,14 @@ static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bo
 				  : k->kind == HOOK_INLINE ? argv_sh
 							   : argv_ours;
 	uint64_t deadline = now_ms() + (uint64_t)(c->timeout_s ? c->timeout_s : 30) * 1000;
+	char mode[64], *envp[HOOK_ENV_MAX];
 	size_t used = 0;
-	int pfd[2], status;
+	int pfd[2], status, end;
 	pid_t pid;
 
 	if (outlen)
 		out[0] = 0;
+	hook_environment(c, pre, mode, sizeof(mode), envp);
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -errno;
 	pid = fork();
@@ -290,13 +360,8 @@ static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bo
 			dup2(devnull, STDIN_FILENO);
 		dup2(pfd[1], STDOUT_FILENO);
 		dup2(pfd[1], STDERR_FILENO);
-		setenv("HIBERNATE_PHASE", pre ? "pre" : "post", 1);
-		setenv("HIBERNATE_MODE", c->mode ? c->mode : "hibernate", 1);
-		setenv("SYSTEMD_SLEEP_ACTION", "hibernate", 1);
-		for (char *const *e = c->env; e && *e; e++)
-			putenv(*e);
 		signal(SIGPIPE, SIG_DFL);
-		execv(argv[0], (char *const *)argv);
+		execve(argv[0], (char *const *)argv, envp);
 		fprintf(stderr, "cannot run: %s\n", strerror(errno));
 		_exit(127);
 	}
@@ -308,12 +373,10 @@ static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bo
 		char buf[512];
 		ssize_t n;
 
-		if (left <= 0) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
+		if ((end = must_end(c, pre, deadline))) {
+			end_hook(pid);
 			close(pfd[0]);
-			return 124;
+			return end;
 		}
 		if (poll(&p, 1, (int)MIN(left, 1000)) <= 0)
 			continue;
@@ -336,11 +399,9 @@ static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bo
 			break;
 		if (w < 0)
 			return -errno;
-		if (now_ms() >= deadline) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return 124;
+		if ((end = must_end(c, pre, deadline))) {
+			end_hook(pid);
+			return end;
 		}
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -368,6 +429,19 @@ static void log_output(const struct hib_hook_config *c, const struct hib_hook *k
 	}
 }
 
+/* A signal stopped the run: undo what the hooks did, @cut's part-done work
+ * included (its post knows what its pre got to). */
+static int unwind_interrupted(struct hib_hooks *h, const struct hib_hook_config *c,
+			      struct hib_hook *cut, char *msg, size_t msglen)
+{
+	if (cut) {
+		cut->pre_ok = true;
+		snprintf(msg, msglen, "%s was cut short", cut->path);
+	}
+	hib_hooks_post(h, c);
+	return -EINTR;
+}
+
 int hib_hooks_pre(struct hib_hooks *h, const struct hib_hook_config *c, char *msg, size_t msglen)
 {
 	char out[4096];
@@ -384,6 +458,8 @@ int hib_hooks_pre(struct hib_hooks *h, const struct hib_hook_config *c, char *ms
 			k->pre_ok = true;
 			continue;
 		}
+		if (c->interrupted && *c->interrupted)
+			return unwind_interrupted(h, c, NULL, msg, msglen);
 		st = run_one(k, c, true, out, sizeof(out));
 		k->pre_ok = false;
 		if (st != 3)
@@ -392,6 +468,8 @@ int hib_hooks_pre(struct hib_hooks *h, const struct hib_hook_config *c, char *ms
 			k->pre_ok = true;
 			continue;
 		}
+		if (st == HOOK_INTERRUPTED)
+			return unwind_interrupted(h, c, k, msg, msglen);
 		/* pm-utils and systemd hooks only know 0 and "failed". */
 		if (k->kind != HOOK_OURS && k->kind != HOOK_INLINE && st > 0 && st != 124)
 			st = 1;

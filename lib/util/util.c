@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "util/error.h"
 #include "util/util.h"
 
 static hib_log_fn log_fn;
@@ -138,7 +143,8 @@ const char *hib_version(void)
 
 void hib_test_pause(const char *point)
 {
-	const char *e = getenv("HIBERNATE_TEST_PAUSE");
+#ifdef HIB_TEST_KNOBS
+	const char *e = hib_test_knob("HIBERNATE_TEST_PAUSE");
 	unsigned long secs = 60;
 	size_t n;
 
@@ -151,4 +157,87 @@ void hib_test_pause(const char *point)
 		secs = strtoul(e + n + 1, NULL, 10);
 	hib_log(HIB_LOG_WARN, "test pause at '%s' for %lu s (HIBERNATE_TEST_PAUSE)", point, secs);
 	sleep((unsigned)secs);
+#else
+	(void)point;
+#endif
+}
+
+/* @path (no symlinks left in it) owned by root and writable by root alone; a
+ * directory that holds (@holder) may be writable by others when sticky. */
+static int root_only(const char *path, bool holder, const char *what, struct hib_error *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return hib_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	if (st.st_uid != 0)
+		return hib_error_set(
+			err, -EPERM,
+			"%s%s is owned by uid %u, not root, so not only root can change "
+			"it: refused; fix: chown root:root %s; chmod go-w %s",
+			path, what, (unsigned)st.st_uid, path, path);
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(holder && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)))
+		return hib_error_set(err, -EPERM,
+				     "%s%s is writable by %s, so not only root can change it: "
+				     "refused; fix: chown root:root %s; chmod go-w %s",
+				     path, what, st.st_mode & S_IWOTH ? "everyone" : "its group",
+				     path, path);
+	return 0;
+}
+
+int hib_path_trusted(const char *path, struct hib_error *err)
+{
+	_cleanup_(freep) char *real = realpath(path, NULL);
+	_cleanup_(freep) char *real_dir = NULL, *link_dir = NULL;
+	int r;
+
+	if (!real)
+		return hib_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	real_dir = strdup(real);
+	link_dir = strdup(path);
+	if (!real_dir || !link_dir)
+		return hib_error_set(err, -ENOMEM, "%s: %s", path, strerror(ENOMEM));
+	r = root_only(real, false, "", err);
+	if (r == 0)
+		r = root_only(dirname(real_dir), true, " (the directory holding it)", err);
+	/* A symlink: the link's own directory decides where it points. */
+	if (r == 0 && strcmp(real, path) != 0)
+		r = root_only(dirname(link_dir), true, " (the directory holding the link)", err);
+	if (r < 0 && strcmp(real, path) != 0)
+		return hib_error_prefix(err, r, "%s -> %s: ", path, real);
+	return r;
+}
+
+int hib_run_lock(const char *path, struct hib_error *err)
+{
+	_cleanup_(closep) int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	char pid[24] = "";
+	struct stat st;
+	int n;
+
+	if (fd < 0)
+		return hib_error_set(err, -errno, "%s: cannot open the run lock: %s", path,
+				     strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0)
+		return hib_error_set(err, -EPERM,
+				     "%s: the run lock is not a regular file of root's: remove it",
+				     path);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
+
+		if (r != -EWOULDBLOCK)
+			return hib_error_set(err, r, "%s: cannot lock: %s", path, strerror(-r));
+		n = (int)pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? strcspn(pid, "\n") : 0] = 0;
+		return hib_error_set(err, -EBUSY,
+				     "another hibernate is running (pid %s, %s): wait for it to "
+				     "finish",
+				     pid[0] ? pid : "?", path);
+	}
+	/* For the message above, in whoever comes next while we run; without it, "pid ?". */
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)n, 0) != n)
+		pid[0] = 0;
+	return TAKE_FD(fd);
 }

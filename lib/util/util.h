@@ -74,6 +74,36 @@ uint64_t hib_now_ns(void);
 		*(t0) = _now;                                                                      \
 	} while (0)
 
+/*
+ * Whether only root can change what @path names, since root acts on it (runs
+ * it, obeys it): the object, after symlinks, owned by root and not writable
+ * by group or others; the directory holding it owned by root and not
+ * writable by group or others unless sticky (/tmp: others cannot replace a
+ * root-owned entry); for a symlink, the directory holding the link as well
+ * (whoever writes it can point the link elsewhere). Directories further up
+ * are not checked. 0 when trusted; -EPERM naming the path and the fix, or
+ * -errno (-ENOENT when absent), in @err.
+ */
+struct hib_error;
+int hib_path_trusted(const char *path, struct hib_error *err);
+
+/*
+ * Take the run lock @path (created root-only if absent): flock(LOCK_EX|LOCK_NB)
+ * on it, our pid written in it. Returns the descriptor (O_CLOEXEC: hooks and
+ * what they leave running do not hold it), to keep open for as long as the
+ * run; -EBUSY when another process holds it (@err names its pid and @path),
+ * -EPERM when @path is not a root-owned regular file, or -errno.
+ */
+int hib_run_lock(const char *path, struct hib_error *err);
+
+/* A test-only environment variable (meson -Dtest_knobs=true): NULL in other
+ * builds, whose binaries then hold not even the name. */
+#ifdef HIB_TEST_KNOBS
+#define hib_test_knob(name) getenv(name)
+#else
+#define hib_test_knob(name) ((void)0, (const char *)NULL)
+#endif
+
 /* Full-length positional I/O: -errno, or -EIO on a short transfer at EOF. */
 int hib_pread_full(int fd, void *buf, size_t len, uint64_t off);
 int hib_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);

@@ -28,6 +28,15 @@ static inline void die(const char *what)
 	abort();
 }
 
+/* A fixture's directory tree, gone; 0 or -1. */
+static inline int remove_tree(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
 /* Size @fd to @pages pages and write a swap header like mkswap's (version 1,
  * last_page, a uuid and label, SWAPSPACE2). */
 static inline void make_swap_file(int fd, uint64_t pages)

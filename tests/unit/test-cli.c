@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -357,6 +358,78 @@ static void config_named_but_missing(void **state)
 
 	expect(&r, 1, NULL, "/nonexistent/hibernate.conf");
 	run_free(&r);
+}
+
+/* Root obeys the file: one others may write is refused, with the fix. */
+static void config_writable_by_others_refused(void **state)
+{
+	struct fx *f = *state;
+	char want[2 * PATH_MAX + 64];
+	struct run r;
+
+	if (geteuid() != 0)
+		skip();
+	write_text_file(f->conf, "OnSuspend 10 echo hi\n");
+	assert_int_equal(chmod(f->conf, 0666), 0);
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	snprintf(want, sizeof(want), "chown root:root %s; chmod go-w %s", f->conf, f->conf);
+	expect(&r, 1, NULL, want);
+	run_free(&r);
+	assert_int_equal(chmod(f->conf, 0644), 0);
+	r = RUN("status", "--config", f->conf, "--device", f->swap);
+	expect(&r, 0, NULL, NULL);
+	run_free(&r);
+}
+
+/* While another run holds /run/hibernate.lock, hibernate refuses at once,
+ * naming it; the lock is ours here, as a running hibernate would hold it. */
+static void second_hibernate_refused(void **state)
+{
+	struct fx *f = *state;
+	char want[128];
+	struct run r;
+	int fd;
+
+	if (geteuid() != 0)
+		skip();
+	fd = open("/run/hibernate.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	dprintf(fd, "%d\n", (int)getpid());
+	r = RUN("--config", f->conf, "--device", f->swap);
+	snprintf(want, sizeof(want), "another hibernate is running (pid %d, /run/hibernate.lock)",
+		 (int)getpid());
+	expect(&r, 1, NULL, want);
+	run_free(&r);
+	close(fd);
+}
+
+/* The test-only variables (hibernate(8)) are not even named in a binary built
+ * without -Dtest_knobs=true, the default: root obeys no HIBERNATE_HOOKS_DIRS. */
+static void test_knobs_absent_by_default(void **state)
+{
+	static const char *const knobs[] = { "HIBERNATE_HOOKS_DIRS", "HIBERNATE_TEST_PAUSE",
+					     "HIBERNATE_DOCTOR_ROOT" };
+	FILE *fp = fopen(bin(), "rb");
+	static char buf[1 << 16];
+	size_t n, keep = 0;
+
+	(void)state;
+#ifdef HIB_TEST_KNOBS
+	skip();
+#endif
+	assert_non_null(fp);
+	/* Each window overlaps the last by a name's length, so none is cut in two. */
+	while ((n = fread(buf + keep, 1, sizeof(buf) - keep, fp)) > 0) {
+		n += keep;
+		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+			if (memmem(buf, n, knobs[i], strlen(knobs[i])))
+				fail_msg("%s names %s: built with test knobs", bin(), knobs[i]);
+		keep = n < 32 ? n : 32;
+		memmove(buf, buf + n - keep, keep);
+	}
+	fclose(fp);
 }
 
 /* The device may come from the config file. */
@@ -916,6 +989,9 @@ int main(void)
 		FX(config_unknown_key_names_file_and_line),
 		FX(config_bad_value_names_file_line_key),
 		FX(config_named_but_missing),
+		FX(config_writable_by_others_refused),
+		FX(second_hibernate_refused),
+		FX(test_knobs_absent_by_default),
 		FX(config_device_used),
 		FX(require_encryption_default_follows_encryption),
 		FX(hibernate_refuses_plain_image_when_encryption_required),

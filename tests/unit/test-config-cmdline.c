@@ -406,6 +406,14 @@ struct bad_value_case {
 };
 
 static const struct bad_value_case bad_values[] = {
+	{ "config_services_path_refused", "services = ../../tmp/x\n", 1, "services" },
+	{ "config_services_absolute_path_refused", "services = ssh /tmp/x\n", 1, "services" },
+	{ "config_services_option_refused", "services = cron --now\n", 1, "services" },
+	{ "config_services_hidden_refused", "services = .x\n", 1, "services" },
+	{ "config_services_shell_refused", "services = 'a;reboot'\n", 1, "services" },
+	{ "config_modules_path_refused", "unload-modules = e1000e ../x\n", 1, "unload-modules" },
+	{ "config_modules_dot_refused", "unload-modules = a.ko\n", 1, "unload-modules" },
+	{ "config_modules_option_refused", "unload-modules = -r\n", 1, "unload-modules" },
 	{ "config_bad_threads_names_key", "threads = 4\nthreads = lots\n", 2, "threads" },
 	{ "config_threads_above_64_names_key", "threads = 65\n", 1, "threads" },
 	{ "config_negative_offset_names_key", "\n\noffset = -1\n", 3, "offset" },
@@ -425,6 +433,28 @@ static const struct bad_value_case bad_values[] = {
 	{ "config_onresume_no_command", "OnResume 10  \n", 1, "OnResume" },
 	{ "config_onsuspend_no_number", "OnSuspend echo\n", 1, "OnSuspend" },
 };
+
+/* Names a hook hands to systemctl, init scripts, rmmod and modprobe: the
+ * safe ones pass; the error for a bad one names the value and the rule. */
+static void config_name_lists(void **state)
+{
+	struct load_result res;
+
+	(void)state;
+	load("services = ssh.service getty@tty1.service sys-dev\\x2dx.mount\n"
+	     "unload-modules = e1000e snd_hda_intel i2c-dev\n",
+	     &res);
+	assert_int_equal(res.r, 0);
+	hib_config_free(&res.c);
+	load("services = no\nunload-modules = unused\n", &res);
+	assert_int_equal(res.r, 0);
+	hib_config_free(&res.c);
+	load("services = ../../tmp/x\n", &res);
+	assert_int_equal(res.r, -EINVAL);
+	assert_non_null(strstr(res.err, "'../../tmp/x'"));
+	assert_non_null(strstr(res.err, "none starting with '.' or '-'"));
+	hib_config_free(&res.c);
+}
 
 static void config_bad_value(void **state)
 {
@@ -720,6 +750,7 @@ int main(void)
 		CONF(config_unknown_key_names_line),
 		CONF(config_kdf_cost_bounded),
 		CONF(config_inline_hooks_parsed),
+		CONF(config_name_lists),
 		CONF(config_line_without_equals),
 		NAMED(config_missing_file),
 		CONF(config_get_unquotes_like_the_program),

@@ -12,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "frontend/hooks.h"
 
 struct fx {
@@ -106,21 +109,19 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
+	int r = remove_tree(f->root);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
-	if (system(cmd) != 0)
-		return -1;
 	free(f);
-	return 0;
+	return r;
 }
 
 static int run(struct fx *f, char *msg, size_t len, bool post)
 {
 	struct hib_hooks *h = NULL;
+	struct hib_error err;
 	int r;
 
-	assert_int_equal(hib_hooks_collect(&f->c, &h), 0);
+	assert_int_equal(hib_hooks_collect(&f->c, &h, &err), 0);
 	r = hib_hooks_pre(h, &f->c, msg, len);
 	if (r == 0 && post)
 		hib_hooks_post(h, &f->c);
@@ -312,6 +313,107 @@ static void inline_hooks_take_their_place(void **state)
 					   "on-resume-15\n10-a post hibernate\n");
 }
 
+/* Only what hibernate-hooks(7) lists, whatever the caller's environment holds
+ * (the shell adds PWD itself). */
+static void environment_is_clean(void **state)
+{
+	struct fx *f = *state;
+	char msg[256], expect[512];
+
+	setenv("FOO", "bar", 1);
+	setenv("LD_PRELOAD", "/nonexistent/evil.so", 1);
+	setenv("PATH", "/tmp/evil:/usr/bin:/bin", 1);
+	f->c.mode = "hibernate";
+	script(f->usr, "10-env",
+	       "[ \"$1\" = pre ] && env | grep -v '^PWD=' | sort >> \"$HOOKLOG\"");
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+	unsetenv("FOO");
+	unsetenv("LD_PRELOAD");
+	setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1);
+	snprintf(expect, sizeof(expect),
+		 "HIBERNATE_MODE=hibernate\nHIBERNATE_PHASE=pre\nHOOKLOG=%s\nLANG=C\n"
+		 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
+		 "SYSTEMD_SLEEP_ACTION=hibernate\n",
+		 f->log);
+	assert_string_equal(slurp(f->log), expect);
+}
+
+/* Refused as a whole, naming the path and the fix; nothing runs. */
+static void refuse(struct fx *f, const char *who)
+{
+	struct hib_hooks *h = NULL;
+	struct hib_error err;
+	char fix[512];
+
+	assert_int_equal(hib_hooks_collect(&f->c, &h, &err), -EPERM);
+	assert_null(h);
+	assert_non_null(strstr(err.msg, who));
+	snprintf(fix, sizeof(fix), "chown root:root %s; chmod go-w %s", who, who);
+	assert_non_null(strstr(err.msg, fix));
+	assert_string_equal(slurp(f->log), "");
+}
+
+static void untrusted_hook_refuses_the_cycle(void **state)
+{
+	struct fx *f = *state;
+	char path[256];
+
+	if (geteuid() != 0)
+		skip();
+	logger(f, f->usr, "10-a", 0);
+	logger(f, f->etc, "50-b", 0);
+	snprintf(path, sizeof(path), "%s/50-b", f->etc);
+	assert_int_equal(chmod(path, 0775), 0);
+	refuse(f, path);
+	assert_int_equal(chmod(path, 0755), 0);
+	assert_int_equal(chown(path, 1000, 1000), 0);
+	refuse(f, path);
+	/* A hook directory others may write: refused even with no hook in it yet. */
+	unlink(path);
+	assert_int_equal(chmod(f->etc, 0777), 0);
+	refuse(f, f->etc);
+	assert_int_equal(chmod(f->etc, 0755), 0);
+	assert_int_equal(chown(f->sd, 1000, 0), 0);
+	f->c.systemd = true;
+	refuse(f, f->sd);
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_alarm(int sig)
+{
+	stop_signal = sig;
+}
+
+/* A signal while a pre hook runs: that hook is killed at once, none after it
+ * runs, and every post runs, the cut one's included. */
+static void interrupted_pre_unwinds(void **state)
+{
+	struct fx *f = *state;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	char msg[256];
+	time_t t0 = time(NULL);
+
+	logger(f, f->usr, "10-a", 0);
+	script(f->usr, "20-slow",
+	       "echo \"20-slow $*\" >> \"$HOOKLOG\"\n[ \"$1\" = pre ] && sleep 20\nexit 0");
+	logger(f, f->usr, "30-c", 0);
+	stop_signal = 0;
+	f->c.interrupted = &stop_signal;
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(1);
+	assert_int_equal(run(f, msg, sizeof(msg), true), -EINTR);
+	assert_true(time(NULL) - t0 < 4);
+	assert_non_null(strstr(msg, "20-slow was cut short"));
+	assert_string_equal(slurp(f->log), "10-a pre hibernate\n20-slow pre hibernate\n"
+					   "20-slow post hibernate\n10-a post hibernate\n");
+	/* Already set before the first: nothing runs at all. */
+	unlink(f->log);
+	assert_int_equal(run(f, msg, sizeof(msg), true), -EINTR);
+	assert_string_equal(slurp(f->log), "");
+	signal(SIGALRM, SIG_DFL);
+}
+
 static void no_hooks_is_fine(void **state)
 {
 	struct fx *f = *state;
@@ -339,6 +441,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(compat_failure_is_plain_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(inline_hooks_take_their_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_hooks_is_fine, setup, teardown),
+		cmocka_unit_test_setup_teardown(environment_is_clean, setup, teardown),
+		cmocka_unit_test_setup_teardown(untrusted_hook_refuses_the_cycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(interrupted_pre_unwinds, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

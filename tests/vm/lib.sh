@@ -20,6 +20,9 @@ HIBVM_REPO=$(cd "$HIBVM_DIR/../.." && pwd)
 HIBVM_CACHE=${HIBERNATE_VM_CACHE:-/var/cache/hibernate-vm}
 HIBVM_LOGROOT=${HIBERNATE_VM_LOGS:-/tmp/hibernate-vm-logs}
 HIBVM_BINARY=${HIBERNATE_BINARY:-$HIBVM_REPO/build-static/hibernate}
+# The same built with the test-only environment variables (make static-test):
+# /bin/hibernate-test in the guest, for the scenarios that need them.
+HIBVM_TEST_BINARY=${HIBERNATE_TEST_BINARY:-$HIBVM_REPO/build-static-test/hibernate}
 # Seconds one boot may take before QEMU is killed.  A boot is ~5-10 s under
 # TCG and a hibernate/resume of the test workload a few seconds more; the
 # limit only matters when something hangs.
@@ -587,6 +590,9 @@ initramfs_build() {
 	install -m 755 "$HIBVM_DIR/scenarios/"*.sh "$stage/scenarios/"
 	if [[ -x $HIBVM_BINARY ]]; then
 		install -m 755 "$HIBVM_BINARY" "$stage/bin/hibernate"
+	fi
+	if [[ -x $HIBVM_TEST_BINARY ]]; then
+		install -m 755 "$HIBVM_TEST_BINARY" "$stage/bin/hibernate-test"
 	fi
 	# A scenario may add files of its own (scenario_initramfs STAGE-DIR).
 	if declare -F scenario_initramfs >/dev/null; then

@@ -74,6 +74,8 @@ case $1 in
 	for f in cmdline swaps meminfo; do cat /proc/$f >$fake/proc/$f; done
 	mknod $fake/dev/snapshot c 10 231 || fatal "mknod $fake/dev/snapshot failed"
 	echo "[none] integrity confidentiality" >$fake/sys/kernel/security/lockdown
+	# The shipped binary ignores HIBERNATE_DOCTOR_ROOT: the test build reads it.
+	use_test_binary
 	export HIBERNATE_DOCTOR_ROOT=$fake
 	doctor fakegood
 	echo "none [integrity] confidentiality" >$fake/sys/kernel/security/lockdown

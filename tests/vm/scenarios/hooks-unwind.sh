@@ -7,6 +7,9 @@
 #             exit3    exits 3 with output        -> exit 3, nothing shown
 #             timeout  sleeps past hook-timeout 2 -> killed, exit 1
 #             imgsize  every hook succeeds, --image-size 1 fails the cycle
+#             sigterm  50-gate sleeps; meanwhile a second `hibernate` (refused:
+#                      the run lock), then SIGTERM to the first -> exit 1,
+#                      every post run, 50-gate's included
 #           then `hibernate -v --force` with 50-gate exiting 1: the cycle
 #           goes on and powers off; in the resumed world the hook log.
 #   boot 2: `hibernate resume`.
@@ -74,6 +77,28 @@ exit 0'
 	done
 	say timeout_alive "$alive"
 	attempt imgsize ok --image-size 1
+
+	# SIGTERM while a pre hook runs (hook-timeout long enough not to end it).
+	echo "hook-timeout = 30" >/etc/hibernate.conf
+	rm -f /run/gate.pid /run/gate.child
+	set_round sigterm
+	echo sleep >/run/gate
+	say mark sigterm
+	hibernate -v &
+	hpid=$!
+	i=0
+	while [ ! -s /run/gate.pid ] && [ $i -lt 100 ]; do
+		usleep 100000
+		i=$((i + 1))
+	done
+	hibernate -v >/run/second.out 2>&1
+	say second_rc $?
+	say second_said "$(grep -c 'another hibernate is running' /run/second.out)"
+	kill -TERM "$hpid"
+	wait "$hpid"
+	say sigterm_rc $?
+	say sigterm_sig "$(vda1_signature)"
+	echo "hook-timeout = 2" >/etc/hibernate.conf
 
 	workload_report 0
 	set_round force

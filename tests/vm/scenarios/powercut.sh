@@ -20,6 +20,8 @@ WORKLOAD_MB=8
 # shellcheck source=../guest/faults-guest.sh
 . /lib/hibtest/faults-guest.sh
 
+# HIBERNATE_TEST_PAUSE: the test build reads it, the shipped one does not.
+use_test_binary
 say step "$(fault_get step)"
 say signature_before "$(swap_signature /dev/vda1)"
 HIBERNATE_TEST_PAUSE=$(fault_get resume_pause)
