@@ -337,8 +337,9 @@ static int ask_secret(int attempt, const char *what, struct hib_secret *ret, voi
 	}
 	if (!resume_secret && !(resume_secret = secret_buf_new()))
 		return -ENOMEM;
-	snprintf(prompt, sizeof(prompt), "%s for the hibernation image%s: ",
-		 pin ? "TPM PIN" : "Passphrase", attempt > 1 ? " (again)" : "");
+	snprintf(prompt, sizeof(prompt),
+		 "%s for the hibernation image%s: ", pin ? "TPM PIN" : "Passphrase",
+		 attempt > 1 ? " (again)" : "");
 	r = read_passphrase(prompt, resume_secret);
 	if (r < 0)
 		return r;
