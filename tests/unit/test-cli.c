@@ -911,6 +911,9 @@ static void require_encryption_default_follows_encryption(void **state)
 		  "yes (only images sealed with a key file)" },
 		{ "key-file = /etc/k\nrequire-encryption = no\n", "no (" },
 		{ "require-encryption = yes\n", "yes (only images sealed with a passphrase)" },
+		/* The TPM wins over a key file, as in the key hibernate picks. */
+		{ "encrypt = tpm\nkey-file = /etc/k\n",
+		  "yes (only images sealed with a key sealed to the TPM)" },
 	};
 	struct fx *f = *state;
 
