@@ -1,7 +1,8 @@
 #!/bin/sh
 # encrypt = tpm: the image's key sealed to the (software) TPM's PCRs.
 #   boot 1: workload, `hibernate --tpm`: no prompt
-#   boot 2: `hibernate resume`: boot 1's world again with no prompt (a);
+#   boot 2: encrypt = tpm in /etc/hibernate.conf (so require-encryption is on),
+#           `hibernate resume`: boot 1's world again with no prompt (a);
 #           it hibernates again with --tpm
 #   boot 3: PCR 7 extended (tpm2_pcrextend), then `hibernate resume`: the
 #           TPM refuses, resume names the PCR, the image is discarded, the
@@ -51,7 +52,11 @@ case $1 in
 	fault_hibernate --tpm || exit 1
 	say error "boot 3 resumed the image despite the changed PCR"
 	;;
-2) fault_resume_console ;;
+2)
+	# encrypt = tpm configured: require-encryption is on, and takes TPM-sealed images.
+	echo "encrypt = tpm" >/etc/hibernate.conf
+	fault_resume_console
+	;;
 3)
 	tpm_change_pcr 1
 	fault_resume_console
