@@ -577,7 +577,7 @@ static int test_restore(struct hib_target *t)
 }
 
 /* A passphrase or PIN (@what), asked twice on a terminal, into locked memory
- * (*@ret_buf, freed by the caller) and @sec. */
+ * (*@ret_buf, freed by the caller on success; freed here on failure) and @sec. */
 static int ask_new_passphrase(const char *what, struct secret_buf **ret_buf, struct hib_secret *sec)
 {
 	struct secret_buf *b1, *b2;
@@ -601,6 +601,10 @@ static int ask_new_passphrase(const char *what, struct secret_buf **ret_buf, str
 	}
 	if (r == -ENODATA)
 		say("an empty %s would not protect anything; nothing was done", what);
+	if (r < 0) {
+		secret_buf_free(ret_buf); /* wipes what was typed */
+		return r;
+	}
 	*sec = (struct hib_secret){ .kind = HIB_SECRET_PASSPHRASE,
 				    .data = b1->data,
 				    .len = b1->len };
