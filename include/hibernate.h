@@ -146,6 +146,9 @@ uint64_t hib_target_size(const struct hib_target *t); /* bytes of the device/fil
 bool hib_target_writable(const struct hib_target *t);
 /* Bytes of a file target's file; 0 for other targets. */
 uint64_t hib_target_file_size(const struct hib_target *t);
+/* A swap file target's pages in unwritten extents (made with fallocate,
+ * allowed in swap files only); 0 for other targets. */
+uint64_t hib_target_file_unwritten(const struct hib_target *t);
 
 /* Read page 0 and say what it holds. */
 int hib_target_probe(struct hib_target *t, enum hib_sig_state *ret);
@@ -222,7 +225,8 @@ void hib_cmdline_free(struct hib_cmdline *c);
  * Where a file lives on its block device (`hibernate offset`): the
  * filesystem's device and UUID and the file's first page on it, which is
  * what resume= and resume_offset= name. Refuses files with holes, shared,
- * encoded, unwritten or inline extents, and btrfs; @err then says "FILE:
+ * encoded or inline extents, unwritten ones (fallocate) unless the file is a
+ * swap file (SWAPSPACE2 in its first page), and btrfs; @err then says "FILE:
  * cannot be located for resume: why". Strings are malloc'ed.
  */
 struct hib_file_location {
@@ -231,6 +235,7 @@ struct hib_file_location {
 	uint64_t offset_pages;
 	uint64_t file_pages;
 	uint64_t extents;
+	uint64_t unwritten_pages; /* of a swap file made with fallocate */
 	char fstype[16];
 };
 int hib_file_locate(const char *path, struct hib_file_location *ret, struct hib_error *err);

@@ -819,8 +819,13 @@ static int do_hibernate(void)
 
 static void print_location(const char *path, const struct hib_file_location *l)
 {
-	printf("file: %s (%s, %" PRIu64 " pages in %" PRIu64 " extent%s)\n", path, l->fstype,
+	printf("file: %s (%s, %" PRIu64 " pages in %" PRIu64 " extent%s", path, l->fstype,
 	       l->file_pages, l->extents, l->extents == 1 ? "" : "s");
+	/* Said, so that nobody "fixes" an fallocated swap file that is fine. */
+	if (l->unwritten_pages)
+		printf("; %" PRIu64 " unwritten: made with fallocate, which a swap file may be",
+		       l->unwritten_pages);
+	printf(")\n");
 	printf("device: %s\n", l->device);
 	if (l->uuid)
 		printf("resume=UUID=%s resume_offset=%" PRIu64 "\n", l->uuid, l->offset_pages);

@@ -451,8 +451,10 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot read its first page: %s", name,
 		       strerror(-r));
 	} else if (st == HIB_SIG_SWAP || st == HIB_SIG_FILE) {
-		report(c, HIB_DOCTOR_PASS, "target", "%s: %s; chosen %s", name,
-		       hib_sig_state_name(st), hib_target_source_name(hib_target_source(t)));
+		report(c, HIB_DOCTOR_PASS, "target", "%s: %s%s; chosen %s", name,
+		       hib_sig_state_name(st),
+		       hib_target_file_unwritten(t) ? " (made with fallocate: fine for swap)" : "",
+		       hib_target_source_name(hib_target_source(t)));
 	} else if (st == HIB_SIG_IMAGE || st == HIB_SIG_BROKEN) {
 		report(c, HIB_DOCTOR_WARN, "target",
 		       "%s holds an image that was not resumed: resume it, or hibernate invalidate",
