@@ -10,9 +10,8 @@ mount_vda2() {
 	mount -t "$1" /dev/vda2 /mnt || fatal "mount -t $1 /dev/vda2 /mnt failed"
 }
 
-# make_swapfile MB: a swap file the way the documentation tells users to make
-# one: every byte written with dd (fallocate leaves unwritten extents, which
-# hibernate rightly refuses), mode 0600, mkswap, swapon.
+# make_swapfile MB: a swap file made the classic way: every byte written with
+# dd (swapfile-fallocate makes them with fallocate), mode 0600, mkswap, swapon.
 make_swapfile() {
 	dd if=/dev/zero of="$SWAPFILE" bs=1M count="$1" 2>/dev/null ||
 		fatal "dd of a $1 MB swap file failed"
