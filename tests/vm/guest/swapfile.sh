@@ -67,6 +67,21 @@ resume_from_cmdline() {
 	resume_step
 }
 
+# hibernate_into_swapfile: the workload, `hibernate --device $SWAPFILE`, and in
+# the resumed world the workload again and the file's state.
+hibernate_into_swapfile() {
+	workload_start
+	workload_report
+	dmesg_mark
+	say mark hibernate
+	hibernate --device "$SWAPFILE"
+	resumed_or_exit $?
+	workload_after_resume
+	# O_DIRECT through the file: what the disk holds, not the hibernated
+	# boot's page cache.
+	say status_after "$(status_line "$SWAPFILE" signature)"
+}
+
 # status_line DEV-OR-FILE KEY: one "key: value" of `hibernate status`.
 status_line() {
 	hibernate status --device "$1" 2>/dev/null | sed -n "s/^$2: *//p"

@@ -47,14 +47,7 @@ fallocated_cycle() {
 	report_offset "$SWAPFILE"
 	say offset_unwritten "$(sed -n 's/^file: .*; \([0-9]*\) unwritten: .*/\1/p' /run/offset.out)"
 	say doctor_target "$(hibernate doctor --device "$SWAPFILE" 2>&1 | grep '^[A-Z]*  *target ')"
-	workload_start
-	workload_report
-	dmesg_mark
-	say mark hibernate
-	hibernate --device "$SWAPFILE"
-	resumed_or_exit $?
-	workload_after_resume
-	say status_after "$(status_line "$SWAPFILE" signature)"
+	hibernate_into_swapfile
 }
 
 case $boot in
