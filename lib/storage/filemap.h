@@ -27,8 +27,9 @@ struct hib_filemap {
 	char fstype[16];
 };
 
-/* Map a file; on refusal, @err says what is wrong with it (the reason alone:
- * callers put the file and their context before it). */
+/* Map a file by the rules of the kind its first page (read through the
+ * filesystem) gives it; on refusal, @err says what is wrong with it (the
+ * reason alone: callers put the file and their context before it). */
 int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error *err);
 void hib_filemap_free(struct hib_filemap *m);
 /* The kind page 0 of a file (@page, as read) gives it. */
