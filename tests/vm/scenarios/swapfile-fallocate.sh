@@ -5,7 +5,8 @@
 #           fallocated file that is no swap file and a sparse (truncated) swap
 #           file are refused by `hibernate offset` with their reasons;
 #           swapon, `hibernate offset` (it counts the unwritten pages; the
-#           host reads the resume= lines), doctor's target line, workload,
+#           host reads the resume= lines), /dev/vda2 at that offset seen as
+#           the active swap file, doctor's target line, workload,
 #           `hibernate --device /mnt/swapfile`
 #   boot 2, boot 4: resume=UUID=... resume_offset=N on the cmdline, vda2 NOT
 #           mounted: plain `hibernate resume`
@@ -46,6 +47,11 @@ fallocated_cycle() {
 	swapon "$SWAPFILE" || fatal "swapon $SWAPFILE failed"
 	report_offset "$SWAPFILE"
 	say offset_unwritten "$(sed -n 's/^file: .*; \([0-9]*\) unwritten: .*/\1/p' /run/offset.out)"
+	# Named by device and offset (resume= resume_offset=, as systemctl
+	# hibernate finds it), the area is still known as this active swap file.
+	off=$(sed -n 's|^resume=/dev/vda2 resume_offset=||p' /run/offset.out)
+	say active_by_offset "$(hibernate status --device /dev/vda2 --offset "$off" 2>&1 |
+		sed -n 's/^active-swap: *//p')"
 	say doctor_target "$(hibernate doctor --device "$SWAPFILE" 2>&1 | grep '^[A-Z]*  *target ')"
 	hibernate_into_swapfile
 }
