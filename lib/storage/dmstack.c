@@ -139,8 +139,12 @@ int hib_dm_thin_pool_of(const char *root, dev_t dev, char *ret_pool, size_t len)
 		l = strlen(uuid);
 		if (l < sizeof(tpool) || strcmp(uuid + l - (sizeof(tpool) - 1), tpool) != 0)
 			continue;
+		/* The pool as users name it: vg-pool, not its vg-pool-tpool layer. */
 		if (read_attr(root, s[i], "dm/name", ret_pool, len) < 0)
 			snprintf(ret_pool, len, "dm-%u", minor(s[i]));
+		else if ((l = strlen(ret_pool)) >= sizeof(tpool) &&
+			 strcmp(ret_pool + l - (sizeof(tpool) - 1), tpool) == 0)
+			ret_pool[l - (sizeof(tpool) - 1)] = 0;
 		return 1;
 	}
 	return 0;
