@@ -22,7 +22,9 @@ boot=$1
 [ -x /bin/lvm ] || fatal "/bin/lvm missing from the initramfs"
 
 # lvm without udev: no waiting for udev, nodes made by lvm itself, only vda2
-# scanned; no thin_check (not in the initramfs), no backups.
+# scanned (and not for md or multipath components), no memory reserved
+# (each start would touch it: slow under TCG); no thin_check (not in the
+# initramfs), no backups.
 lvm_setup() {
 	mkdir -p /etc/lvm /run/lock/lvm
 	cat >/etc/lvm/lvm.conf <<-EOF2
@@ -31,11 +33,15 @@ lvm_setup() {
 			external_device_info_source = "none"
 			scan = [ "/dev" ]
 			global_filter = [ "a|^/dev/vda2$|", "r|.*|" ]
+			md_component_detection = 0
+			multipath_component_detection = 0
 		}
 		activation {
 			udev_sync = 0
 			udev_rules = 0
 			monitoring = 0
+			reserved_memory = 0
+			reserved_stack = 0
 		}
 		global {
 			thin_check_executable = ""
