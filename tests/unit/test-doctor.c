@@ -336,13 +336,27 @@ static void put_root_on(struct fx *f, dev_t dev)
 	put(f, "/proc/self/mountinfo", text);
 }
 
-/* The device under the test's swap area file, as the doctor finds it. */
-static dev_t swapfile_dev(struct fx *f)
+/* The test's swap area file as if its filesystem were on dm device @uuid
+ * (@name) mapping onto @slave: its st_dev is what the doctor looks up. */
+static void put_target_dm(struct fx *f, const char *uuid, const char *name, const char *slave)
 {
 	struct stat st;
+	char kname[32];
 
 	assert_int_equal(stat(f->swapfile, &st), 0);
-	return st.st_dev;
+	snprintf(kname, sizeof(kname), "fake%u", minor(st.st_dev));
+	put_dm(f, kname, st.st_dev, uuid, name, slave);
+}
+
+/* encrypted-root passes, saying @text. */
+static void encrypted_root_passes(struct fx *f, const char *text)
+{
+	const char *msg = "";
+
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "encrypted-root", &msg), HIB_DOCTOR_PASS);
+	if (!strstr(msg, text))
+		fail_msg("encrypted-root says '%s', not '%s'", msg, text);
 }
 
 /* Root on LUKS with the target plain: the image would carry the root's key in
@@ -369,13 +383,10 @@ static void plain_target_under_encrypted_root_warns(void **state)
 static void plain_target_under_plain_root_passes(void **state)
 {
 	struct fx *f = *state;
-	const char *msg = "";
 
 	put_dm(f, "dm-5", makedev(253, 5), "LVM-rootvgroot", "vg-root", NULL);
 	put_root_on(f, makedev(253, 5));
-	run(f, "resume=/dev/vda1");
-	assert_int_equal(verdict_of(f, "encrypted-root", &msg), HIB_DOCTOR_PASS);
-	assert_non_null(strstr(msg, "not on dm-crypt"));
+	encrypted_root_passes(f, "not on dm-crypt");
 }
 
 /* Debian's LVM on LUKS: root and swap are LVs of a volume group on one LUKS
@@ -383,19 +394,13 @@ static void plain_target_under_plain_root_passes(void **state)
 static void lv_on_luks_target_is_encrypted(void **state)
 {
 	struct fx *f = *state;
-	dev_t sd = swapfile_dev(f);
-	char kname[32];
-	const char *msg = "";
 
 	put_dm(f, "dm-0", makedev(253, 0), "CRYPT-LUKS2-0123-sda3_crypt", "sda3_crypt", NULL);
 	put_dm(f, "dm-1", makedev(253, 1), "LVM-vgrootlv", "vg-root", "dm-0");
-	snprintf(kname, sizeof(kname), "fake%u", minor(sd));
-	put_dm(f, kname, sd, "LVM-vgswaplv", "vg-swap", "dm-0");
+	put_target_dm(f, "LVM-vgswaplv", "vg-swap", "dm-0");
 	put_root_on(f, makedev(253, 1));
-	run(f, "resume=/dev/vda1");
-	assert_int_equal(verdict_of(f, "encrypted-root", &msg), HIB_DOCTOR_PASS);
-	assert_non_null(strstr(msg, "on dm-crypt through LVM (sda3_crypt)"));
-	assert_non_null(strstr(msg, f->swapfile));
+	encrypted_root_passes(f, "on dm-crypt through LVM (sda3_crypt)");
+	encrypted_root_passes(f, f->swapfile);
 }
 
 /* LUKS on an LV (the LV is the container, the mapping above it the swap):
@@ -403,32 +408,35 @@ static void lv_on_luks_target_is_encrypted(void **state)
 static void luks_on_lv_target_is_encrypted(void **state)
 {
 	struct fx *f = *state;
-	dev_t sd = swapfile_dev(f);
-	char kname[32];
-	const char *msg = "";
 
 	put_dm(f, "dm-5", makedev(253, 5), "CRYPT-LUKS2-abcd-root_crypt", "root_crypt", NULL);
 	put_root_on(f, makedev(253, 5));
 	put_dm(f, "dm-2", makedev(253, 2), "LVM-vgswaplv", "vg-swapcrypt", NULL);
-	snprintf(kname, sizeof(kname), "fake%u", minor(sd));
-	put_dm(f, kname, sd, "CRYPT-LUKS2-4567-swap_crypt", "swap_crypt", "dm-2");
-	run(f, "resume=/dev/vda1");
-	assert_int_equal(verdict_of(f, "encrypted-root", &msg), HIB_DOCTOR_PASS);
-	assert_non_null(strstr(msg, "on dm-crypt on LVM (swap_crypt)"));
+	put_target_dm(f, "CRYPT-LUKS2-4567-swap_crypt", "swap_crypt", "dm-2");
+	encrypted_root_passes(f, "on dm-crypt on LVM (swap_crypt)");
+}
+
+/* @len bytes at @off of the target, then the doctor's target check FAILs:
+ * what it says. */
+static const char *target_fails_with(struct fx *f, const void *bytes, size_t len, off_t off)
+{
+	const char *msg = "";
+	int fd = open(f->swapfile, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, bytes, len, off), (ssize_t)len);
+	close(fd);
+	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "target", &msg), HIB_DOCTOR_FAIL);
+	return msg;
 }
 
 /* The LUKS container named instead of its opened mapping: refused, with the fix. */
 static void luks_container_target_fails(void **state)
 {
 	struct fx *f = *state;
-	const char *msg = "";
-	int fd = open(f->swapfile, O_RDWR);
+	const char *msg = target_fails_with(f, "LUKS\xba\xbe\0\2", 8, 0);
 
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, "LUKS\xba\xbe\0\2", 8, 0), 8);
-	close(fd);
-	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
-	assert_int_equal(verdict_of(f, "target", &msg), HIB_DOCTOR_FAIL);
 	assert_non_null(strstr(msg, "LUKS container"));
 	assert_non_null(strstr(msg, "cryptsetup open"));
 	assert_non_null(strstr(msg, "/dev/mapper/NAME"));
@@ -461,15 +469,8 @@ static void zram_only_fails(void **state)
 static void not_swap_fails(void **state)
 {
 	struct fx *f = *state;
-	const char *msg = "";
-	int fd = open(f->swapfile, O_RDWR);
 
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, "EXT4GARBAGE", 10, 4086), 10);
-	close(fd);
-	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
-	assert_int_equal(verdict_of(f, "target", &msg), HIB_DOCTOR_FAIL);
-	assert_non_null(strstr(msg, "not a swap area"));
+	assert_non_null(strstr(target_fails_with(f, "EXT4GARBAGE", 10, 4086), "not a swap area"));
 }
 
 static void missing_target_fails(void **state)
