@@ -161,12 +161,22 @@ int hib_target_check_stack(struct hib_target *t, const char *root, struct hib_er
 	int r;
 
 	hib_error_clear(err);
-	if (t->is_blk && !t->file && hib_dm_thin_pool_of(root, t->dev, pool, sizeof(pool)) == 1)
+	/* A swap file's blocks on a thin LV are no safer: a snapshot of the LV
+	 * shares them, and the next write to one needs a new chunk. */
+	if (t->is_blk && hib_dm_thin_pool_of(root, t->dev, pool, sizeof(pool)) == 1) {
+		char what[PATH_MAX + 64];
+
+		if (t->file)
+			snprintf(what, sizeof(what), "%s lies on %s, an LVM thin volume", t->file,
+				 t->path);
+		else
+			snprintf(what, sizeof(what), "%s is an LVM thin volume", t->path);
 		return hib_error_set(err, -EMEDIUMTYPE,
-				     "%s is an LVM thin volume (pool %s): thin LVs can fail to "
-				     "allocate while the image is written; use a regular LV "
-				     "(lvcreate -L SIZE -n NAME VG) for swap",
-				     t->path, pool);
+				     "%s (pool %s): thin LVs can fail to allocate while the image "
+				     "is written; use a regular LV (lvcreate -L SIZE -n NAME VG) "
+				     "for swap",
+				     what, pool);
+	}
 	page = hib_alloc_pages(HIB_PAGE_SIZE);
 	if (!page)
 		return hib_error_ensure(err, -ENOMEM);

@@ -35,9 +35,10 @@ const char *hib_dm_crypt_how(const struct hib_dm_crypt *c);
 
 /*
  * Can @t hold a new image at all, whatever its signature says: refuses an
- * LVM thin volume (a full pool fails writes while the image is written) and
- * a LUKS container named instead of its opened mapping, each with the
- * reason and the fix in @err. Reads page 0; writes nothing.
+ * LVM thin volume, or a file on one (a full pool fails writes while the
+ * image is written), and a LUKS container named instead of its opened
+ * mapping, each with the reason and the fix in @err. Reads page 0; writes
+ * nothing.
  */
 int hib_target_check_stack(struct hib_target *t, const char *root, struct hib_error *err);
 
