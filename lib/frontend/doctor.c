@@ -6,7 +6,6 @@
  * a fake /proc, /sys and /etc.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -304,7 +303,6 @@ static void check_clear_swap(struct ctx *c, const struct swaps_seen *sw)
 	}
 	for (int i = 0; i < sw->n; i++) {
 		dev_t dev = swap_area_dev(c, sw->v[i].path);
-
 		struct hib_dm_crypt crypt;
 
 		if (strncmp(sw->v[i].path, "/dev/zram", 9) == 0 ||
