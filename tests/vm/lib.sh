@@ -71,7 +71,8 @@ HIBVM_BASE_FORMAT=4
 #          hibtest.modules=ext4): crc16, mbcache, jbd2, ext4 and crc32c.
 #   xfs, btrfs: the same, for the swap file scenarios on those filesystems
 #          (libcrc32c, and for btrfs xor, raid6_pq, zstd_compress).
-#   dm:    device-mapper, for swap on an LVM logical volume (lvm-swap).
+#   dm:    device-mapper and dm-crypt, for swap on an LVM logical volume
+#          (lvm-swap; its ciphers, aes and cbc, are built in).
 declare -gA HIBVM_MODSETS=(
 	[block]="virtio_pci virtio_blk"
 	[ext4]="ext4"
@@ -80,7 +81,7 @@ declare -gA HIBVM_MODSETS=(
 	[net]="dummy"
 	[spare]="crc_itu_t"
 	[zram]="zram"
-	[dm]="dm_mod"
+	[dm]="dm_mod dm_crypt"
 	[dmthin]="dm_thin_pool"
 )
 # Sets a kernel may lack (then the set is left out of the initramfs: no

@@ -2,7 +2,8 @@
 # Hibernate to swap on an LVM logical volume and resume from it.
 #   boot 1: a volume group on vda2 (pvcreate/vgcreate/lvcreate here, in the
 #           guest), a swap LV; a thin LV (if the kernel has dm-thin) must be
-#           refused before anything is frozen; workload, `hibernate --device
+#           refused before anything is frozen; the doctor finds dm-crypt
+#           through LVM and under it; workload, `hibernate --device
 #           /dev/hibvg/swap`
 #   boot 2: resume=UUID=<the LV's swap UUID>; the LV activated first, as a
 #           distribution's initramfs does (lvchange -aay --sysinit), then a
@@ -32,7 +33,7 @@ lvm_setup() {
 			obtain_device_list_from_udev = 0
 			external_device_info_source = "none"
 			scan = [ "/dev" ]
-			global_filter = [ "a|^/dev/vda2$|", "r|.*|" ]
+			global_filter = [ "a|^/dev/vda2$|", "a|^/dev/mapper/hibcrypt$|", "r|.*|" ]
 			md_component_detection = 0
 			multipath_component_detection = 0
 		}
@@ -61,6 +62,30 @@ lvm_setup() {
 lvm_batch() {
 	printf '%s\n' "$@" | lvm >/run/lvm.out 2>&1
 	sed 's/^/  lvm: /' /run/lvm.out
+}
+
+# A plain dm-crypt mapping NAME over DEV, SECTORS long (dmsetup: no
+# cryptsetup here; no udev: the node made by mknodes), with the uuid
+# cryptsetup gives one, so that it is dm-crypt to the doctor as a LUKS
+# mapping is.
+dm_crypt() {
+	dmsetup create "$1" --noudevrules --noudevsync --uuid "CRYPT-PLAIN-$1" \
+		--table "0 $3 crypt aes-cbc-plain 000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f 0 $2 0" ||
+		fatal "dmsetup create $1 (dm-crypt on $2) failed"
+	dmsetup mknodes "$1" || fatal "dmsetup mknodes $1 failed"
+}
+
+# crypt_stacks: the doctor finds dm-crypt through LVM (an LV of a volume
+# group on a dm-crypt mapping: Debian's LVM on LUKS) and under it (dm-crypt
+# on an LV), each a swap area named with --device.
+crypt_stacks() {
+	[ -b /dev/cryptvg/swap ] || fatal "/dev/cryptvg/swap did not appear"
+	dm_crypt hibcrypt2 /dev/hibvg/cbase 32768
+	for dev in /dev/cryptvg/swap /dev/mapper/hibcrypt2; do
+		mkswap "$dev" >/dev/null || fatal "mkswap $dev failed"
+		hibernate doctor --device "$dev" >/run/doctor.out 2>&1
+		say "doc_crypt_${dev##*/}" "$(grep -E '^[A-Z]+ +encrypted-swap ' /run/doctor.out)"
+	done
 }
 
 # have_dmthin: load dm-thin-pool (its list starts with dm_mod, loaded at
@@ -95,8 +120,12 @@ thin_refused() {
 case $boot in
 1)
 	lvm_setup
+	# vda1 (the harness' swap partition, unused here) under dm-crypt.
+	dm_crypt hibcrypt /dev/vda1 65536
 	set -- "pvcreate -q -y /dev/vda2" "vgcreate -q hibvg /dev/vda2" \
-		"lvcreate -q -y -L 160M -n swap hibvg"
+		"lvcreate -q -y -L 160M -n swap hibvg" "lvcreate -q -y -L 16M -n cbase hibvg" \
+		"pvcreate -q -y /dev/mapper/hibcrypt" "vgcreate -q cryptvg /dev/mapper/hibcrypt" \
+		"lvcreate -q -y -L 16M -n swap cryptvg"
 	thin=0
 	if have_dmthin; then
 		thin=1
@@ -116,6 +145,7 @@ case $boot in
 	say doc_target "$(grep -E '^[A-Z]+ +target ' /run/doctor.out)"
 	say doc_crypt "$(grep -E '^[A-Z]+ +encrypted-swap ' /run/doctor.out)"
 	[ $thin = 0 ] || thin_refused
+	crypt_stacks
 	workload_start
 	workload_report
 	dmesg_mark
