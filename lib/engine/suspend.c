@@ -32,6 +32,7 @@
 #include <xxhash.h>
 
 #include "engine/adapt.h"
+#include "storage/dmstack.h"
 #include "storage/ioq.h"
 #include "pipeline/crypt.h"
 #include "engine/engine.h"
@@ -637,8 +638,14 @@ static int prepare_target(struct cycle *c)
 {
 	struct suspend_ctx *sc = &c->sc;
 	struct hib_target *t = sc->t;
+	struct hib_error err;
 	int r;
 
+	/* Whatever its signature says: a thin LV or an unopened LUKS container is
+	 * never ours to write. */
+	r = hib_target_check_stack(t, NULL, &err);
+	if (r < 0)
+		return log_err(r, "%s", err.msg);
 	r = check_target(t, sc->snap, c->orig_page, sc->o->auto_swapon, &c->swapped_on);
 	if (r < 0)
 		return r;
