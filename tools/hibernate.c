@@ -1242,6 +1242,8 @@ static const struct {
 } keys_without_option[] = {
 	{ "kernel-mismatch", "what resume does with another kernel's image: resume reads it "
 			     "from the file the initramfs carries" },
+	{ "zram", "what a cycle does with zram swap beside the target: the system's setup, "
+		  "not one run's" },
 	{ "systemd-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "pm-utils-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "hook-timeout", "how long a hook may take: the system's setup, not one run's" },
