@@ -626,10 +626,10 @@ struct cycle {
 	struct hib_header *h; /* the header page (hib_alloc_pages) */
 	uint8_t *orig_page;   /* page 0 as it was */
 	uint32_t block_bytes;
-	bool swapped_on; /* prepare turned the swap area on for this cycle */
+	bool swapped_on;           /* prepare turned the swap area on for this cycle */
 	struct hib_zram_plan zram; /* zram areas; those prepare swapped off are marked */
-	uint64_t t0;     /* FREEZE began (ms) */
-	uint64_t tp;     /* where the last log_phase() ended */
+	uint64_t t0;               /* FREEZE began (ms) */
+	uint64_t tp;               /* where the last log_phase() ended */
 };
 
 /* The target checked, the kernel told its swap area, and the header page taken:
@@ -866,8 +866,9 @@ static int zram_move_out(struct cycle *c)
 		if (r == -ENOMEM) /* the kernel put it back on, as it was */
 			return zram_refuse(c, &z->a);
 		if (r < 0)
-			return log_err(r, "swapoff %s failed: %m; set zram = keep in "
-					  "/etc/hibernate.conf to leave it on",
+			return log_err(r,
+				       "swapoff %s failed: %m; set zram = keep in "
+				       "/etc/hibernate.conf to leave it on",
 				       z->a.path);
 		z->off = true;
 		log_info("%s (%llu MiB used) swapped off for the cycle", z->a.path,

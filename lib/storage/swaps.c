@@ -301,6 +301,7 @@ int hib_zram_on(const struct hib_swap_env *env, const struct hib_swap_area *a)
 	int flags = SWAP_FLAG_DISCARD;
 
 	if (a->prio >= 0)
-		flags |= SWAP_FLAG_PREFER | (MIN(a->prio, SWAP_FLAG_PRIO_MASK) << SWAP_FLAG_PRIO_SHIFT);
+		flags |= SWAP_FLAG_PREFER |
+			 (MIN(a->prio, SWAP_FLAG_PRIO_MASK) << SWAP_FLAG_PRIO_SHIFT);
 	return on(a->path, flags);
 }

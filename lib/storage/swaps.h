@@ -19,8 +19,8 @@
 /* Where the swap table and the memory figures come from, and how an area is
  * turned off and on: the system's (hib_swap_env_get's default), or a test's. */
 struct hib_swap_env {
-	const char *proc_swaps; /* NULL: /proc/swaps */
-	const char *meminfo;    /* NULL: /proc/meminfo */
+	const char *proc_swaps;                     /* NULL: /proc/swaps */
+	const char *meminfo;                        /* NULL: /proc/meminfo */
 	int (*swapoff)(const char *path);           /* -errno; NULL: swapoff(2) */
 	int (*swapon)(const char *path, int flags); /* -errno; NULL: swapon(2) */
 	bool system; /* the running system's: only where a snapshot device freezes it */
