@@ -548,6 +548,7 @@ static int do_doctor(void)
 		.image_size = ctl.cfg.opts.image_size,
 		.encrypt = ctl.cfg.encrypt,
 		.require = ctl.cfg.opts.require_encryption,
+		.zram = ctl.cfg.opts.zram,
 		.key_file = ctl.cfg.key_file,
 	};
 	int worst = hib_doctor(&in, doctor_line, NULL);

@@ -280,7 +280,7 @@ void hib_zram_plan_free(struct hib_zram_plan *p)
 
 bool hib_zram_plan_fits(const struct hib_zram_plan *p)
 {
-	return p->used_kib + HIB_ZRAM_MARGIN_KIB <= p->room_kib;
+	return p->used_kib == 0 || p->used_kib + HIB_ZRAM_MARGIN_KIB <= p->room_kib;
 }
 
 /* swapoff stops with EINTR whenever a signal is pending, and io_uring's task

@@ -67,7 +67,8 @@ void hib_zram_plan_free(struct hib_zram_plan *p);
 /* Kept free beside the pages swapoff brings back: the snapshot needs memory
  * of its own, and running out while swapping off wakes the OOM killer. */
 #define HIB_ZRAM_MARGIN_KIB (64u * 1024u)
-/* Can the plan's areas all be swapped off: do their pages fit, with the margin? */
+/* Can the plan's areas all be swapped off: do their pages fit, with the margin
+ * (or are there none)? */
 bool hib_zram_plan_fits(const struct hib_zram_plan *p);
 /* Is @path a zram device's name (/dev/zramN)? */
 bool hib_swap_is_zram(const char *path);

@@ -161,9 +161,11 @@ static void plan_fits_with_the_margin(void **state)
 	assert_true(hib_zram_plan_fits(&p));
 	p.room_kib--;
 	assert_false(hib_zram_plan_fits(&p));
-	p.used_kib = 0;
+	p.used_kib = 1;
 	p.room_kib = 0; /* no MemAvailable line: nothing known to fit */
 	assert_false(hib_zram_plan_fits(&p));
+	p.used_kib = 0; /* but nothing needs to */
+	assert_true(hib_zram_plan_fits(&p));
 }
 
 static void zram_names(void **state)

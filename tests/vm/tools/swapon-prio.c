@@ -21,7 +21,8 @@ int main(int argc, char **argv)
 	}
 	prio = strtol(argv[1], &end, 10);
 	if (*end || prio < 0 || prio > SWAP_FLAG_PRIO_MASK) {
-		fprintf(stderr, "swapon-prio: priority %s: 0 to %d\n", argv[1], SWAP_FLAG_PRIO_MASK);
+		fprintf(stderr, "swapon-prio: priority %s: 0 to %d\n", argv[1],
+			SWAP_FLAG_PRIO_MASK);
 		return 2;
 	}
 	if (swapon(argv[2], SWAP_FLAG_PREFER | SWAP_FLAG_DISCARD | (int)prio) < 0) {
