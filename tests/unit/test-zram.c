@@ -363,14 +363,6 @@ static void refused_target_touches_no_zram(void **state)
 	assert_string_equal(calls, "");
 }
 
-/* The system's environment is only used where a device freezes the system:
- * the fake does not, so the host's /proc/swaps is never acted on. */
-static void system_env_not_used_by_the_fake(void **state)
-{
-	(void)state;
-	assert_true(hib_swap_env_get()->system);
-}
-
 #define FX(fn)                                                                                     \
 	{                                                                                          \
 		.name = #fn, .test_func = fn, .setup_func = fx_setup, .teardown_func = fx_teardown \
@@ -389,7 +381,6 @@ int main(void)
 		FX(too_much_in_zram_refused_untouched),
 		FX(keep_leaves_zram_alone),
 		FX(refused_target_touches_no_zram),
-		FX(system_env_not_used_by_the_fake),
 	};
 
 	quiet_logs();
