@@ -316,6 +316,22 @@ static void swapoff_enomem_refuses_and_puts_back(void **state)
 	assert_non_null(strstr(logged, "zram = keep"));
 }
 
+/* Any other swapoff failure ends the cycle too, before the freeze, saying
+ * how to leave zram on; nothing was swapped off, so nothing goes back on. */
+static void swapoff_failure_refuses(void **state)
+{
+	struct fx *f = *state;
+	bool frozen = true;
+
+	usual_table(f);
+	off_result[0] = -EPERM;
+	assert_int_equal(cycle(f, WRITTEN, &frozen), -EPERM);
+	assert_false(frozen);
+	assert_string_equal(calls, "off /dev/zram0;");
+	assert_non_null(strstr(logged, "swapoff /dev/zram0 failed"));
+	assert_non_null(strstr(logged, "zram = keep"));
+}
+
 /* What zram holds would not fit: refused before any swapoff, nothing frozen. */
 static void too_much_in_zram_refused_untouched(void **state)
 {
@@ -378,6 +394,7 @@ int main(void)
 		FX(swapon_flags),
 		FX(every_end_puts_zram_back),
 		FX(swapoff_enomem_refuses_and_puts_back),
+		FX(swapoff_failure_refuses),
 		FX(too_much_in_zram_refused_untouched),
 		FX(keep_leaves_zram_alone),
 		FX(refused_target_touches_no_zram),
