@@ -284,6 +284,20 @@ enum hib_powerdown {
  */
 enum hib_io_mode { HIB_IO_AUTO = 0, HIB_IO_SYNC = 1 };
 
+/*
+ * zram swap beside the target (Ubuntu, Fedora): the kernel frees memory for
+ * the snapshot by swapping out to the area of highest priority, and a zram
+ * area keeps what it takes in RAM, so the snapshot can fail for want of
+ * memory, or carry those pages anyway.
+ * HIB_ZRAM_SWAPOFF: before the freeze, swap every zram area off (its pages
+ *     come back into RAM, and what must go then goes to the target); on
+ *     again, at its priority, after resume, failure or cancel. Refused
+ *     (-ENOMEM, before anything is frozen) when its pages would not fit in
+ *     the memory available and the other swap areas.
+ * HIB_ZRAM_KEEP: leave zram as it is.
+ */
+enum hib_zram_mode { HIB_ZRAM_SWAPOFF = 0, HIB_ZRAM_KEEP = 1 };
+
 /* The user's secret for an encrypted image. */
 enum hib_secret_kind { HIB_SECRET_PASSPHRASE = 1, HIB_SECRET_KEYFILE = 2 };
 struct hib_secret {
@@ -344,6 +358,8 @@ struct hib_options {
 	enum hib_io_mode io_mode;
 	/* Turn on the swap area for the cycle if it is not active, off again after. */
 	bool auto_swapon;
+	/* zram swap areas during the cycle: see enum hib_zram_mode (default SWAPOFF). */
+	enum hib_zram_mode zram;
 	/* Hibernate: encrypt the image with this secret (NULL: not encrypted). */
 	const struct hib_secret *secret;
 	/* Hibernate with a passphrase: Argon2id's passes (1..4; 0 = 2) and memory

@@ -548,6 +548,7 @@ static int do_doctor(void)
 		.image_size = ctl.cfg.opts.image_size,
 		.encrypt = ctl.cfg.encrypt,
 		.require = ctl.cfg.opts.require_encryption,
+		.zram = ctl.cfg.opts.zram,
 		.key_file = ctl.cfg.key_file,
 	};
 	int worst = hib_doctor(&in, doctor_line, NULL);
@@ -1247,6 +1248,8 @@ static const struct {
 } keys_without_option[] = {
 	{ "kernel-mismatch", "what resume does with another kernel's image: resume reads it "
 			     "from the file the initramfs carries" },
+	{ "zram", "what a cycle does with zram swap beside the target: the system's setup, "
+		  "not one run's" },
 	{ "systemd-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "pm-utils-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "hook-timeout", "how long a hook may take: the system's setup, not one run's" },

@@ -18,6 +18,7 @@
 #include "frontend/doctor.h"
 #include "frontend/keyfile.h"
 #include "storage/dmstack.h"
+#include "storage/swaps.h"
 #include "util/util.h"
 
 struct ctx {
@@ -476,6 +477,47 @@ static void check_root_crypt(struct ctx *c, const struct hib_target *t)
 }
 
 /* What hibernate would write to, found as hibernate finds it (but only read). */
+/* What a cycle will do with zram swap beside @t (NULL: no target known). */
+static void check_zram_cycle(struct ctx *c, const struct hib_target *t)
+{
+	char swaps[PATH_MAX], meminfo[PATH_MAX], where[64] = "";
+	struct hib_swap_env env = { .proc_swaps = swaps, .meminfo = meminfo };
+	struct hib_zram_plan p;
+	const struct hib_swap_area *a;
+
+	path_of(c, "/proc/swaps", swaps, sizeof(swaps));
+	path_of(c, "/proc/meminfo", meminfo, sizeof(meminfo));
+	if (hib_zram_plan_make(&env, t, &p) < 0 || p.n == 0) {
+		report(c, HIB_DOCTOR_PASS, "zram", "no zram swap: nothing to move for the cycle");
+		hib_zram_plan_free(&p);
+		return;
+	}
+	a = &p.areas[0].a;
+	if (p.target_listed)
+		snprintf(where, sizeof(where), " %s the target's %d",
+			 a->prio > p.target_prio ? "above" : "at or below", p.target_prio);
+	if (c->in->zram == HIB_ZRAM_KEEP)
+		report(c, HIB_DOCTOR_WARN, "zram",
+		       "%s is active swap at priority %d%s, and zram = keep leaves it on: the "
+		       "kernel's room for the snapshot then goes into RAM, and it may fail with "
+		       "\"Cannot allocate memory\" (zram = swapoff moves it out of the way)",
+		       a->path, a->prio, where);
+	else if (!hib_zram_plan_fits(&p))
+		report(c, HIB_DOCTOR_WARN, "zram",
+		       "%s holds %llu MiB, more than the memory available and the other swap "
+		       "can take now (%llu MiB, 64 MiB kept free): hibernate would refuse to swap "
+		       "it off; close programs, or add disk swap",
+		       a->path, (unsigned long long)(p.used_kib >> 10),
+		       (unsigned long long)(p.room_kib >> 10));
+	else
+		report(c, HIB_DOCTOR_PASS, "zram",
+		       "%s is active swap at priority %d%s: hibernate swaps it off for the cycle "
+		       "(%llu MiB back into memory) and on again after%s",
+		       a->path, a->prio, where, (unsigned long long)(p.used_kib >> 10),
+		       p.n > 1 ? ", and the other zram areas too" : "");
+	hib_zram_plan_free(&p);
+}
+
 static void check_target(struct ctx *c, const struct swaps_seen *sw)
 {
 	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
@@ -494,6 +536,7 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 	r = hib_target_resolve(&req, &t, &err);
 	if (r < 0) {
 		report(c, HIB_DOCTOR_FAIL, "target", "%s", err.msg);
+		check_zram_cycle(c, NULL);
 		return;
 	}
 	name = hib_target_name(t);
@@ -511,6 +554,7 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 	check_resume_offset(c, t);
 	check_crypt(c, t);
 	check_root_crypt(c, t);
+	check_zram_cycle(c, t);
 }
 
 /* Does the initramfs of the running kernel carry `hibernate resume`? */

@@ -466,6 +466,55 @@ static void zram_only_fails(void **state)
 	assert_non_null(strstr(msg, "zram"));
 }
 
+/* zram beside the target: what the cycle will do with it, by zram = and by
+ * whether its pages fit. */
+static int run_zram(struct fx *f, enum hib_zram_mode mode)
+{
+	struct hib_doctor_input in = {
+		.root = f->root,
+		.cmdline = "resume=/dev/vda1",
+		.target = { .spec = f->swapfile, .offset_set = true },
+		.image_size = -1,
+		.zram = mode,
+	};
+
+	f->n = 0;
+	return hib_doctor(&in, collect, f);
+}
+
+static void zram_beside_says_what_the_cycle_does(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+	char swaps[1024];
+
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "zram", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "no zram swap"));
+
+	put(f, "/proc/meminfo", "MemTotal: 1048576 kB\nMemAvailable: 600000 kB\n");
+	snprintf(swaps, sizeof(swaps),
+		 "Filename\tType\tSize\tUsed\tPriority\n"
+		 "/dev/zram0 partition 500000 262144 100\n%s file 1048572 0 -2\n",
+		 f->swapfile);
+	put(f, "/proc/swaps", swaps);
+	run_zram(f, HIB_ZRAM_SWAPOFF);
+	assert_int_equal(verdict_of(f, "zram", &msg), HIB_DOCTOR_PASS);
+	assert_string_equal(msg, "/dev/zram0 is active swap at priority 100 above the target's -2: "
+				 "hibernate swaps it off for the cycle (256 MiB back into memory) "
+				 "and on again after");
+	run_zram(f, HIB_ZRAM_KEEP);
+	assert_int_equal(verdict_of(f, "zram", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "zram = keep leaves it on"));
+
+	/* 256 MiB in zram, 100 MiB available, the target's room does not count. */
+	put(f, "/proc/meminfo", "MemTotal: 1048576 kB\nMemAvailable: 102400 kB\n");
+	run_zram(f, HIB_ZRAM_SWAPOFF);
+	assert_int_equal(verdict_of(f, "zram", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "/dev/zram0 holds 256 MiB"));
+	assert_non_null(strstr(msg, "(100 MiB, 64 MiB kept free)"));
+}
+
 static void not_swap_fails(void **state)
 {
 	struct fx *f = *state;
@@ -619,6 +668,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(luks_container_target_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(nohibernate_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(zram_only_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(zram_beside_says_what_the_cycle_does, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(not_swap_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_target_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_swap_fails_with_numbers, setup, teardown),
