@@ -11,6 +11,7 @@
  */
 #include <blkid.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,6 +21,7 @@
 #include <linux/fs.h>
 #include <linux/magic.h>
 
+#include "storage/btrfs.h"
 #include "storage/filemap.h"
 #include "util/error.h"
 #include "util/util.h"
@@ -63,15 +65,75 @@ static const char *bad_flag(uint32_t f)
 	return NULL;
 }
 
+/* Page 0 of a prepared image file: our signature, where prepare-file puts it
+ * or where our tail keeps it while an image is in the file. */
+static bool is_image_page(const uint8_t page[HIB_PAGE_SIZE])
+{
+	return memcmp(page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) == 0 ||
+	       memcmp(page + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) == 0;
+}
+
+#define BTRFS_NO_IMAGE_FILE                                                                        \
+	"an image file on btrfs is refused: nothing stops btrfs from moving its "                  \
+	"extents (balance, relocation) the way swapon pins a swap file's; use a NOCOW "            \
+	"swap file (btrfs filesystem mkswapfile) instead"
+
+/* The btrfs part of mapping @fd: its device and chunks into @b, and no image
+ * file (only an active swap file's extents are pinned where we map them). */
+static int btrfs_open(int fd, struct hib_btrfs_fs *b, struct hib_error *err)
+{
+	uint8_t page[HIB_PAGE_SIZE];
+	int r = hib_btrfs_read(fd, b, err);
+
+	if (r < 0)
+		return r;
+	r = hib_pread_full(fd, page, sizeof(page), 0);
+	if (r < 0)
+		return hib_error_set(err, r, "cannot read its first page: %s", strerror(-r));
+	if (is_image_page(page))
+		return hib_error_set(err, -EOPNOTSUPP, BTRFS_NO_IMAGE_FILE);
+	return 0;
+}
+
+/* @pages pages at FIEMAP address @addr into the map: on btrfs @b translates
+ * its logical addresses, chunk by chunk. */
+static int add_pages(struct hib_filemap *m, const struct hib_btrfs_fs *b, uint64_t addr,
+		     uint64_t pages, struct hib_error *err)
+{
+	while (pages > 0) {
+		uint64_t phys = addr, run = pages * HIB_PAGE_SIZE, in_chunk;
+		int r;
+
+		if (b) {
+			r = hib_btrfs_map(&b->chunks, addr, &phys, &in_chunk, err);
+			if (r < 0)
+				return r;
+			run = MIN(run, in_chunk - in_chunk % HIB_PAGE_SIZE);
+			if (phys % HIB_PAGE_SIZE || run == 0)
+				return hib_error_set(err, -EINVAL,
+						     "its btrfs chunk at device byte %llu is not "
+						     "page aligned",
+						     (unsigned long long)phys);
+		}
+		r = extmap_add(&m->map, phys, run / HIB_PAGE_SIZE);
+		if (r < 0)
+			return r;
+		addr += run;
+		pages -= run / HIB_PAGE_SIZE;
+	}
+	return 0;
+}
+
 int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error *err)
 {
 	_cleanup_(closep) int fd = -1;
 	_cleanup_(freep) struct fiemap *fm = NULL;
+	_cleanup_(hib_btrfs_free) struct hib_btrfs_fs bfs = { 0 };
 	struct hib_filemap m = { 0 };
 	struct stat st;
 	struct statfs sfs;
 	uint64_t next = 0; /* logical byte where the next extent must start */
-	bool last = false;
+	bool last = false, is_btrfs;
 	int r;
 
 	hib_error_clear(err);
@@ -88,14 +150,16 @@ int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error
 				     "(at least 2)",
 				     (long long)st.st_size);
 	snprintf(m.fstype, sizeof(m.fstype), "%s", fs_name(sfs.f_type));
-	if ((unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
-		return hib_error_set(err, -EOPNOTSUPP,
-				     "on btrfs, FIEMAP gives logical addresses, not disk offsets; "
-				     "btrfs files are not supported yet: use a swap partition or a "
-				     "file on ext4 or xfs");
+	is_btrfs = (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC;
 	if ((unsigned long)sfs.f_type == TMPFS_MAGIC)
 		return hib_error_set(err, -EINVAL, "on tmpfs, which lives in memory");
 	m.dev = st.st_dev;
+	if (is_btrfs) { /* st_dev is the subvolume's number, not a device */
+		r = btrfs_open(fd, &bfs, err);
+		if (r < 0)
+			return r;
+		m.dev = bfs.dev;
+	}
 	m.file_pages = (uint64_t)st.st_size / HIB_PAGE_SIZE;
 
 	fm = calloc(1, sizeof(*fm) + FIEMAP_BATCH * sizeof(struct fiemap_extent));
@@ -142,8 +206,8 @@ int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error
 			if (lo + len > next) {
 				uint64_t skip = next - lo;
 				uint64_t end = MIN(lo + len, (uint64_t)st.st_size);
-				r = extmap_add(&m.map, e->fe_physical + skip,
-					       (end - next) / HIB_PAGE_SIZE);
+				r = add_pages(&m, is_btrfs ? &bfs : NULL, e->fe_physical + skip,
+					      (end - next) / HIB_PAGE_SIZE, err);
 				if (r < 0)
 					goto fail;
 				next = end;
@@ -212,6 +276,20 @@ void hib_file_location_free(struct hib_file_location *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* Is @path's directory on btrfs? 1, 0, or -errno. Asked before the file is
+ * created: a refusal writes nothing. */
+static int on_btrfs(const char *path)
+{
+	_cleanup_(freep) char *copy = strdup(path);
+	struct statfs sfs;
+
+	if (!copy)
+		return -ENOMEM;
+	if (statfs(dirname(copy), &sfs) < 0)
+		return -errno;
+	return (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC;
+}
+
 /* hib_prepare_file's work; @err gets the reason alone. */
 static int prepare_file(const char *path, uint64_t bytes, struct hib_error *err)
 {
@@ -225,6 +303,10 @@ static int prepare_file(const char *path, uint64_t bytes, struct hib_error *err)
 	if (bytes < 16 * HIB_PAGE_SIZE || bytes % HIB_PAGE_SIZE)
 		return hib_error_set(err, -EINVAL,
 				     "the size must be a whole number of pages, at least 64 KiB");
+	r = on_btrfs(path);
+	if (r != 0)
+		return r < 0 ? hib_error_set(err, r, "cannot stat its directory: %s", strerror(-r))
+			     : hib_error_set(err, -EOPNOTSUPP, BTRFS_NO_IMAGE_FILE);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return hib_error_set(err, -errno, "cannot create: %s", strerror(errno));
@@ -237,9 +319,7 @@ static int prepare_file(const char *path, uint64_t bytes, struct hib_error *err)
 		uint8_t page[HIB_PAGE_SIZE];
 		if (st.st_size < (off_t)HIB_PAGE_SIZE ||
 		    pread(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page) ||
-		    (memcmp(page + HIB_PAGE_SIZE - HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) != 0 &&
-		     memcmp(page + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN) !=
-			     0))
+		    !is_image_page(page))
 			return hib_error_set(err, -EEXIST,
 					     "exists and is not an image file; remove it first if "
 					     "it holds nothing you need");
