@@ -64,24 +64,22 @@ void hib_btrfs_chunks_free(struct hib_btrfs_chunks *cs)
 	memset(cs, 0, sizeof(*cs));
 }
 
+static const struct {
+	uint64_t bit;
+	const char *name;
+} profiles[] = {
+	{ BTRFS_BLOCK_GROUP_DUP, "DUP" },         { BTRFS_BLOCK_GROUP_RAID0, "RAID0" },
+	{ BTRFS_BLOCK_GROUP_RAID10, "RAID10" },   { BTRFS_BLOCK_GROUP_RAID1C3, "RAID1C3" },
+	{ BTRFS_BLOCK_GROUP_RAID1C4, "RAID1C4" }, { BTRFS_BLOCK_GROUP_RAID1, "RAID1" },
+	{ BTRFS_BLOCK_GROUP_RAID5, "RAID5" },     { BTRFS_BLOCK_GROUP_RAID6, "RAID6" },
+};
+
+/* The chunk's redundancy profile, NULL for single. */
 static const char *profile_name(uint64_t type)
 {
-	if (type & BTRFS_BLOCK_GROUP_DUP)
-		return "DUP";
-	if (type & BTRFS_BLOCK_GROUP_RAID0)
-		return "RAID0";
-	if (type & BTRFS_BLOCK_GROUP_RAID10)
-		return "RAID10";
-	if (type & BTRFS_BLOCK_GROUP_RAID1C3)
-		return "RAID1C3";
-	if (type & BTRFS_BLOCK_GROUP_RAID1C4)
-		return "RAID1C4";
-	if (type & BTRFS_BLOCK_GROUP_RAID1)
-		return "RAID1";
-	if (type & BTRFS_BLOCK_GROUP_RAID5)
-		return "RAID5";
-	if (type & BTRFS_BLOCK_GROUP_RAID6)
-		return "RAID6";
+	for (size_t i = 0; i < ARRAY_SIZE(profiles); i++)
+		if (type & profiles[i].bit)
+			return profiles[i].name;
 	return NULL;
 }
 

@@ -85,21 +85,18 @@ case $boot in
 	nocow_file /mnt/zswap 4 +c
 	refuse_all compressed /mnt/zswap
 
-	workload_start
-	workload_report
-	dmesg_mark
-	say mark hibernate
-	hibernate --device "$SWAPFILE"
-	resumed_or_exit $?
-	workload_after_resume
-	say status_after "$(status_line "$SWAPFILE" signature)"
+	hibernate_into "$SWAPFILE"
 	say before_hash_after "$(file_hash /mnt/before.dat)"
 
 	# The same filesystem with its data in DUP: a new swap file there refused.
 	swapoff "$SWAPFILE" || fatal "swapoff $SWAPFILE failed"
 	rm -f "$SWAPFILE"
-	btrfs balance start -dconvert=dup /mnt >/dev/null 2>&1 ||
-		fatal "btrfs balance start -dconvert=dup failed"
+	sync # its extents freed before the balance needs room for two copies
+	dmesg_mark
+	if ! btrfs balance start -dconvert=dup /mnt >/run/balance.out 2>&1; then
+		dump_kernel_log
+		fatal "btrfs balance start -dconvert=dup failed: $(tr '\n' ' ' </run/balance.out)"
+	fi
 	nocow_file /mnt/dupswap 8
 	refuse_all dup /mnt/dupswap
 	say mark finished
