@@ -79,6 +79,11 @@ case $boot in
 	say file_sig "$(swap_signature "$SWAPFILE")"
 	report_offset "$SWAPFILE"
 	say mapswap "$(btrfs inspect-internal map-swapfile -r "$SWAPFILE" 2>&1)"
+	# Named by device and offset, as resume= names it, the area is still the
+	# active swap file, though the file's st_dev is its subvolume's, not vda2's.
+	page=$(sed -n 's/^resume=\/dev\/vda2 resume_offset=//p' /run/offset.out)
+	say active_by_offset "$(hibernate status --device /dev/vda2 --offset "$page" 2>&1 |
+		sed -n 's/^active-swap: //p')"
 
 	nocow_file /mnt/cowswap 4 -C
 	refuse_all cow /mnt/cowswap
