@@ -127,7 +127,7 @@ enum hib_target_kind hib_target_kind(const struct hib_target *t);
 const char *hib_target_file(const struct hib_target *t);
 
 /*
- * Make @path (a regular file on ext4 or xfs) a plain image file of @bytes:
+ * Make @path (a regular file on ext4 or xfs; refused on btrfs) a plain image file of @bytes:
  * every byte written (no holes, no unwritten extents), synced, and marked
  * HIBIMGFILE in its first page. Refuses to overwrite a file that exists
  * unless it is already one. @err: "FILE: why".
@@ -226,8 +226,11 @@ void hib_cmdline_free(struct hib_cmdline *c);
  * filesystem's device and UUID and the file's first page on it, which is
  * what resume= and resume_offset= name. Refuses files with holes, shared,
  * encoded or inline extents, unwritten ones (fallocate) unless the file is a
- * swap file (SWAPSPACE2 in its first page), and btrfs; @err then says "FILE:
- * cannot be located for resume: why". Strings are malloc'ed.
+ * swap file (SWAPSPACE2 in its first page); on btrfs (device and offsets from
+ * its device list and chunk tree; root only) also compressed and
+ * copy-on-write files, DUP/RAID data, several devices and image files;
+ * @err then says "FILE: cannot be located for resume: why". Strings are
+ * malloc'ed.
  */
 struct hib_file_location {
 	char *device;

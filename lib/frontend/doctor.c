@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <linux/magic.h>
 
 #include "frontend/doctor.h"
 #include "frontend/keyfile.h"
@@ -226,16 +228,36 @@ static uint64_t mem_total_bytes(struct ctx *c)
 	return (uint64_t)kib * 1024;
 }
 
+/* A btrfs file's st_dev numbers its subvolume, not a device: its filesystem
+ * names the device (hib_file_locate). 0 when the file cannot be located. */
+static dev_t btrfs_file_dev(const char *full)
+{
+	struct hib_file_location l;
+	struct stat st;
+	dev_t dev = 0;
+
+	if (hib_file_locate(full, &l, NULL) < 0)
+		return 0;
+	if (stat(l.device, &st) == 0 && S_ISBLK(st.st_mode))
+		dev = st.st_rdev;
+	hib_file_location_free(&l);
+	return dev;
+}
+
 /* The block device holding swap area @path (a device node, or a swap file's
  * filesystem), under the root prefix; 0 when unknown. */
 static dev_t swap_area_dev(struct ctx *c, const char *path)
 {
 	char full[PATH_MAX];
+	struct statfs sfs;
 	struct stat st;
 
 	path_of(c, path, full, sizeof(full));
 	if (stat(full, &st) < 0)
 		return 0;
+	if (S_ISREG(st.st_mode) && statfs(full, &sfs) == 0 &&
+	    (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
+		return btrfs_file_dev(full);
 	return S_ISREG(st.st_mode) ? st.st_dev : S_ISBLK(st.st_mode) ? st.st_rdev : 0;
 }
 

@@ -13,6 +13,7 @@
  */
 #include <blkid.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -22,6 +23,7 @@
 #include <linux/fs.h>
 #include <linux/magic.h>
 
+#include "storage/btrfs.h"
 #include "storage/filemap.h"
 #include "util/error.h"
 #include "util/util.h"
@@ -131,10 +133,45 @@ static int read_kind(int fd, enum hib_file_kind *ret, struct hib_error *err)
 	return 0;
 }
 
+#define BTRFS_NO_IMAGE_FILE                                                                        \
+	"an image file on btrfs is refused: nothing stops btrfs from moving its "                  \
+	"extents (balance, relocation) the way swapon pins a swap file's; use a NOCOW "            \
+	"swap file (btrfs filesystem mkswapfile) instead"
+
+/* @pages pages at address @addr into @m: device bytes, or on btrfs (@b)
+ * logical addresses translated chunk by chunk. */
+static int add_pages(struct hib_filemap *m, const struct hib_btrfs_fs *b, uint64_t addr,
+		     uint64_t pages, struct hib_error *err)
+{
+	while (pages > 0) {
+		uint64_t phys = addr, run = pages * HIB_PAGE_SIZE, in_chunk;
+		int r;
+
+		if (b) {
+			r = hib_btrfs_map(&b->chunks, addr, &phys, &in_chunk, err);
+			if (r < 0)
+				return r;
+			run = MIN(run, in_chunk - in_chunk % HIB_PAGE_SIZE);
+			if (phys % HIB_PAGE_SIZE || run == 0)
+				return hib_error_set(err, -EINVAL,
+						     "its btrfs chunk at device byte %llu is not "
+						     "page aligned",
+						     (unsigned long long)phys);
+		}
+		r = extmap_add(&m->map, phys, run / HIB_PAGE_SIZE);
+		if (r < 0)
+			return r;
+		addr += run;
+		pages -= run / HIB_PAGE_SIZE;
+	}
+	return 0;
+}
+
 /* FIEMAP extent @e, from logical byte *@next on, into @m (by @m->kind's rules);
  * *@next moves past it. */
-static int add_extent(struct hib_filemap *m, const struct fiemap_extent *e, uint64_t size,
-		      uint64_t *next, struct hib_error *err)
+static int add_extent(struct hib_filemap *m, const struct hib_btrfs_fs *b,
+		      const struct fiemap_extent *e, uint64_t size, uint64_t *next,
+		      struct hib_error *err)
 {
 	const char *bad = hib_filemap_extent_refusal(e->fe_flags, m->kind);
 	uint64_t lo = e->fe_logical, len = e->fe_length, end;
@@ -152,7 +189,7 @@ static int add_extent(struct hib_filemap *m, const struct fiemap_extent *e, uint
 	if (lo + len <= *next)
 		return 0;
 	end = MIN(lo + len, size);
-	r = extmap_add(&m->map, e->fe_physical + (*next - lo), (end - *next) / HIB_PAGE_SIZE);
+	r = add_pages(m, b, e->fe_physical + (*next - lo), (end - *next) / HIB_PAGE_SIZE, err);
 	if (r < 0)
 		return r;
 	if (e->fe_flags & FIEMAP_EXTENT_UNWRITTEN)
@@ -162,7 +199,8 @@ static int add_extent(struct hib_filemap *m, const struct fiemap_extent *e, uint
 }
 
 /* Every extent of the file's @size bytes into @m, with FIEMAP. */
-static int map_extents(int fd, uint64_t size, struct hib_filemap *m, struct hib_error *err)
+static int map_extents(int fd, uint64_t size, struct hib_filemap *m, const struct hib_btrfs_fs *b,
+		       struct hib_error *err)
 {
 	_cleanup_(freep) struct fiemap *fm = NULL;
 	uint64_t next = 0; /* logical byte where the next extent must start */
@@ -185,7 +223,7 @@ static int map_extents(int fd, uint64_t size, struct hib_filemap *m, struct hib_
 		if (fm->fm_mapped_extents == 0)
 			break;
 		for (uint32_t i = 0; i < fm->fm_mapped_extents; i++) {
-			r = add_extent(m, &fm->fm_extents[i], size, &next, err);
+			r = add_extent(m, b, &fm->fm_extents[i], size, &next, err);
 			if (r < 0)
 				return r;
 			if (fm->fm_extents[i].fe_flags & FIEMAP_EXTENT_LAST)
@@ -198,16 +236,21 @@ static int map_extents(int fd, uint64_t size, struct hib_filemap *m, struct hib_
 }
 
 /* The file's kind and extents, then the device they are on. */
-static int map_file(int fd, const struct stat *st, struct hib_filemap *m, struct hib_error *err)
+static int map_file(int fd, const struct stat *st, struct hib_filemap *m,
+		    const struct hib_btrfs_fs *b, struct hib_error *err)
 {
 	int r;
 
-	m->dev = st->st_dev;
+	/* On btrfs st_dev is the subvolume's number, not a device. */
+	m->dev = b ? b->dev : st->st_dev;
 	m->file_pages = (uint64_t)st->st_size / HIB_PAGE_SIZE;
 	r = read_kind(fd, &m->kind, err);
 	if (r < 0)
 		return r;
-	r = map_extents(fd, (uint64_t)st->st_size, m, err);
+	/* Only an active swap file's extents are pinned where we map them. */
+	if (b && m->kind == HIB_FILE_IMAGE)
+		return hib_error_set(err, -EOPNOTSUPP, BTRFS_NO_IMAGE_FILE);
+	r = map_extents(fd, (uint64_t)st->st_size, m, b, err);
 	if (r < 0)
 		return r;
 	m->first_page = m->map.ext[0].offset / HIB_PAGE_SIZE;
@@ -223,7 +266,9 @@ static int map_file(int fd, const struct stat *st, struct hib_filemap *m, struct
 int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error *err)
 {
 	_cleanup_(closep) int fd = -1;
+	_cleanup_(hib_btrfs_free) struct hib_btrfs_fs bfs = { 0 };
 	struct hib_filemap m = { 0 };
+	bool is_btrfs;
 	struct stat st;
 	struct statfs sfs;
 	int r;
@@ -242,14 +287,15 @@ int hib_filemap_read(const char *path, struct hib_filemap *ret, struct hib_error
 				     "(at least 2)",
 				     (long long)st.st_size);
 	snprintf(m.fstype, sizeof(m.fstype), "%s", fs_name(sfs.f_type));
-	if ((unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
-		return hib_error_set(err, -EOPNOTSUPP,
-				     "on btrfs, FIEMAP gives logical addresses, not disk offsets; "
-				     "btrfs files are not supported yet: use a swap partition or a "
-				     "file on ext4 or xfs");
+	is_btrfs = (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC;
 	if ((unsigned long)sfs.f_type == TMPFS_MAGIC)
 		return hib_error_set(err, -EINVAL, "on tmpfs, which lives in memory");
-	r = map_file(fd, &st, &m, err);
+	if (is_btrfs) {
+		r = hib_btrfs_read(fd, &bfs, err);
+		if (r < 0)
+			return r;
+	}
+	r = map_file(fd, &st, &m, is_btrfs ? &bfs : NULL, err);
 	if (r < 0) {
 		hib_filemap_free(&m);
 		return hib_error_ensure(err, r);
@@ -292,6 +338,20 @@ void hib_file_location_free(struct hib_file_location *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* Is @path's directory on btrfs? 1, 0, or -errno. Asked before the file is
+ * created: a refusal writes nothing. */
+static int on_btrfs(const char *path)
+{
+	_cleanup_(freep) char *copy = strdup(path);
+	struct statfs sfs;
+
+	if (!copy)
+		return -ENOMEM;
+	if (statfs(dirname(copy), &sfs) < 0)
+		return -errno;
+	return (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC;
+}
+
 /* hib_prepare_file's work; @err gets the reason alone. */
 static int prepare_file(const char *path, uint64_t bytes, struct hib_error *err)
 {
@@ -305,6 +365,10 @@ static int prepare_file(const char *path, uint64_t bytes, struct hib_error *err)
 	if (bytes < 16 * HIB_PAGE_SIZE || bytes % HIB_PAGE_SIZE)
 		return hib_error_set(err, -EINVAL,
 				     "the size must be a whole number of pages, at least 64 KiB");
+	r = on_btrfs(path);
+	if (r != 0)
+		return r < 0 ? hib_error_set(err, r, "cannot stat its directory: %s", strerror(-r))
+			     : hib_error_set(err, -EOPNOTSUPP, BTRFS_NO_IMAGE_FILE);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return hib_error_set(err, -errno, "cannot create: %s", strerror(errno));

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/swap.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #include "storage/filemap.h"
 #include "storage/swaps.h"
@@ -74,6 +76,14 @@ static int for_each_swap(const char *proc_swaps,
 	return r;
 }
 
+/* A file whose st_dev is no device: btrfs numbers each subvolume. */
+static bool dev_is_anonymous(const char *path)
+{
+	struct statfs sfs;
+
+	return statfs(path, &sfs) == 0 && (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC;
+}
+
 /* hib_target_is_area for a name already unescaped. */
 static bool is_area(const struct hib_target *t, const char *path)
 {
@@ -88,11 +98,11 @@ static bool is_area(const struct hib_target *t, const char *path)
 	if (t->file_ino)
 		return st.st_dev == t->file_dev && st.st_ino == t->file_ino;
 	/* A swap file named by device and offset (resume= resume_offset=): map it. */
-	if (t->is_blk && st.st_dev == t->dev && t->offset_pages > 0) {
+	if (t->is_blk && t->offset_pages > 0 && (st.st_dev == t->dev || dev_is_anonymous(path))) {
 		struct hib_filemap m;
 		bool hit = false;
 		if (hib_filemap_read(path, &m, NULL) == 0) {
-			hit = m.first_page == t->offset_pages;
+			hit = m.dev == t->dev && m.first_page == t->offset_pages;
 			hib_filemap_free(&m);
 		}
 		return hit;

@@ -67,22 +67,27 @@ resume_from_cmdline() {
 	resume_step
 }
 
-# hibernate_into_swapfile: the workload, `hibernate --device $SWAPFILE`, and in
-# the resumed world the workload again and the file's state.
-hibernate_into_swapfile() {
+# hibernate_into FILE: the workload, then `hibernate --device FILE`.  Returns
+# only in the resumed world (on the resuming boot's console), with the
+# workload checked and the file's signature said (status_after).
+hibernate_into() {
 	workload_start
 	workload_report
 	dmesg_mark
 	say mark hibernate
-	hibernate --device "$SWAPFILE"
+	hibernate --device "$1"
 	resumed_or_exit $?
 	workload_after_resume
-	# O_DIRECT through the file: what the disk holds, not the hibernated
-	# boot's page cache.
-	say status_after "$(status_line "$SWAPFILE" signature)"
+	# O_DIRECT through the file: what the disk holds, not boot 1's page cache.
+	say status_after "$(status_line "$1" signature)"
 }
 
 # status_line DEV-OR-FILE KEY: one "key: value" of `hibernate status`.
 status_line() {
 	hibernate status --device "$1" 2>/dev/null | sed -n "s/^$2: *//p"
+}
+
+# hibernate_into_swapfile: hibernate_into the scenario's $SWAPFILE.
+hibernate_into_swapfile() {
+	hibernate_into "$SWAPFILE"
 }

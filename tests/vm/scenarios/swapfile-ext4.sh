@@ -25,7 +25,7 @@ case $boot in
 	make_swapfile 160
 	say file_sig "$(swap_signature "$SWAPFILE")"
 	report_offset "$SWAPFILE"
-	hibernate_into_swapfile
+	hibernate_into "$SWAPFILE"
 	;;
 2)
 	resume_from_cmdline
