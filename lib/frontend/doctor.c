@@ -6,6 +6,7 @@
  * a fake /proc, /sys and /etc.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 
 #include "frontend/doctor.h"
 #include "frontend/keyfile.h"
+#include "storage/btrfs.h"
 #include "storage/dmstack.h"
 #include "storage/swaps.h"
 #include "util/util.h"
@@ -228,19 +230,23 @@ static uint64_t mem_total_bytes(struct ctx *c)
 	return (uint64_t)kib * 1024;
 }
 
-/* A btrfs file's st_dev numbers its subvolume, not a device: its filesystem
- * names the device (hib_file_locate). 0 when the file cannot be located. */
-static dev_t btrfs_file_dev(const char *full)
+/* The block device under @full (a file or directory) when it is on btrfs,
+ * whose st_dev numbers a subvolume, not a device; 0 when not on btrfs or
+ * unknown (several devices). */
+static dev_t btrfs_dev(const char *full)
 {
-	struct hib_file_location l;
-	struct stat st;
+	struct statfs sfs;
 	dev_t dev = 0;
+	int fd;
 
-	if (hib_file_locate(full, &l, NULL) < 0)
+	if (statfs(full, &sfs) < 0 || (unsigned long)sfs.f_type != BTRFS_SUPER_MAGIC)
 		return 0;
-	if (stat(l.device, &st) == 0 && S_ISBLK(st.st_mode))
-		dev = st.st_rdev;
-	hib_file_location_free(&l);
+	fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (hib_btrfs_device(fd, &dev, NULL) < 0)
+		dev = 0;
+	close(fd);
 	return dev;
 }
 
@@ -249,15 +255,14 @@ static dev_t btrfs_file_dev(const char *full)
 static dev_t swap_area_dev(struct ctx *c, const char *path)
 {
 	char full[PATH_MAX];
-	struct statfs sfs;
 	struct stat st;
+	dev_t dev;
 
 	path_of(c, path, full, sizeof(full));
 	if (stat(full, &st) < 0)
 		return 0;
-	if (S_ISREG(st.st_mode) && statfs(full, &sfs) == 0 &&
-	    (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
-		return btrfs_file_dev(full);
+	if (S_ISREG(st.st_mode) && (dev = btrfs_dev(full)))
+		return dev;
 	return S_ISREG(st.st_mode) ? st.st_dev : S_ISBLK(st.st_mode) ? st.st_rdev : 0;
 }
 
@@ -435,11 +440,12 @@ static int report_signature(struct ctx *c, struct hib_target *t, const char *nam
 }
 
 /* The root filesystem's device, from mountinfo (the last mount on "/" is
- * the one seen); 0 when unknown. */
+ * the one seen); on btrfs (an anonymous major 0 there) its filesystem's
+ * device; 0 when unknown. */
 static dev_t root_dev(struct ctx *c)
 {
-	char buf[32768], *line, *save = NULL;
-	dev_t found = 0;
+	char buf[32768], *line, *save = NULL, full[PATH_MAX];
+	dev_t found = 0, dev;
 
 	if (read_file(c, "/proc/self/mountinfo", buf, sizeof(buf)) < 0)
 		return 0;
@@ -452,6 +458,9 @@ static dev_t root_dev(struct ctx *c)
 		    strcmp(mnt, "/") == 0)
 			found = makedev(ma, mi);
 	}
+	path_of(c, "/", full, sizeof(full));
+	if (found && major(found) == 0 && (dev = btrfs_dev(full)))
+		return dev;
 	return found;
 }
 

@@ -146,8 +146,7 @@ static int check_flags(int fd, struct hib_error *err)
 	return 0;
 }
 
-/* The filesystem's one device, from its device list (st_dev is the subvolume's). */
-static int find_device(int fd, dev_t *ret_dev, struct hib_error *err)
+int hib_btrfs_device(int fd, dev_t *ret_dev, struct hib_error *err)
 {
 	struct btrfs_ioctl_fs_info_args fi = { 0 };
 	struct btrfs_ioctl_dev_info_args di;
@@ -249,7 +248,7 @@ int hib_btrfs_read(int fd, struct hib_btrfs_fs *ret, struct hib_error *err)
 
 	r = check_flags(fd, err);
 	if (r == 0)
-		r = find_device(fd, &fs.dev, err);
+		r = hib_btrfs_device(fd, &fs.dev, err);
 	if (r == 0)
 		r = read_chunks(fd, &fs.chunks, err);
 	if (r < 0) {

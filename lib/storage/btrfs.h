@@ -47,6 +47,14 @@ void hib_btrfs_chunks_free(struct hib_btrfs_chunks *cs);
 int hib_btrfs_map(const struct hib_btrfs_chunks *cs, uint64_t logical, uint64_t *ret_physical,
 		  uint64_t *ret_run, struct hib_error *err);
 
+/*
+ * The one block device of the btrfs filesystem that holds the open file or
+ * directory @fd, from its device list (BTRFS_IOC_FS_INFO, BTRFS_IOC_DEV_INFO):
+ * st_dev of anything on btrfs numbers its subvolume, not a device.
+ * -EOPNOTSUPP: the filesystem spans several devices. @err says why.
+ */
+int hib_btrfs_device(int fd, dev_t *ret_dev, struct hib_error *err);
+
 /* What a file on btrfs needs to be written through the device. */
 struct hib_btrfs_fs {
 	struct hib_btrfs_chunks chunks;

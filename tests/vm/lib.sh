@@ -72,7 +72,9 @@ HIBVM_BASE_FORMAT=4
 #   xfs, btrfs: the same, for the swap file scenarios on those filesystems
 #          (libcrc32c, and for btrfs xor, raid6_pq, zstd_compress).
 #   dm:    device-mapper and dm-crypt, for swap on an LVM logical volume
-#          (lvm-swap; its ciphers, aes and cbc, are built in).
+#          (lvm-swap; its ciphers, aes and cbc, are built in), and
+#          cipher_null (crypto_null) for a dm-crypt mapping that passes a
+#          filesystem made on the host through (swapfile-btrfs).
 declare -gA HIBVM_MODSETS=(
 	[block]="virtio_pci virtio_blk"
 	[ext4]="ext4"
@@ -81,7 +83,7 @@ declare -gA HIBVM_MODSETS=(
 	[net]="dummy"
 	[spare]="crc_itu_t"
 	[zram]="zram"
-	[dm]="dm_mod dm_crypt"
+	[dm]="dm_mod dm_crypt crypto_null"
 	[dmthin]="dm_thin_pool"
 )
 # Sets a kernel may lack (then the set is left out of the initramfs: no

@@ -8,7 +8,9 @@
 #           a copy-on-write and a compressed swap file refused (offset,
 #           --device, doctor), workload, `hibernate --device /mnt/swapfile`;
 #           after the resume (on boot 2's console): the data intact, then
-#           the data converted to DUP and a new swap file there refused
+#           the data converted to DUP and a new swap file there refused;
+#           the filesystem as a chroot's root on dm-crypt: the doctor warns
+#           that the swap partition is not encrypted
 #   boot 2: resume=UUID=... resume_offset=N on the cmdline, vda2 NOT mounted
 # shellcheck source=../guest/guest.sh
 . /lib/hibtest/guest.sh
@@ -63,6 +65,29 @@ refuse_all() {
 	if [ "$(file_hash "$2")" = "$h0" ]; then say "$1_same" 1; else say "$1_same" 0; fi
 }
 
+# crypt_root: the filesystem of vda2 as the root of a chroot through a
+# dm-crypt mapping (cipher_null: the bytes pass as they are, so the host's
+# mkfs serves; dm-crypt all the same to the doctor, which follows the uuid
+# cryptsetup gives a mapping), and the doctor run in it on the plain swap
+# partition vda1: doc_crypt_root, its encrypted-root line.
+crypt_root() {
+	umount /mnt || fatal "umount /mnt failed"
+	sectors=$(($(cat /sys/class/block/vda2/size)))
+	dmsetup create hibroot --noudevrules --noudevsync --uuid CRYPT-PLAIN-hibroot \
+		--table "0 $sectors crypt cipher_null-ecb - 0 /dev/vda2 0" ||
+		fatal "dmsetup create hibroot (cipher_null over vda2) failed"
+	dmsetup mknodes hibroot || fatal "dmsetup mknodes hibroot failed"
+	mount -t btrfs /dev/mapper/hibroot /mnt || fatal "mount of /dev/mapper/hibroot failed"
+	for d in proc sys dev; do
+		mkdir -p "/mnt/$d"
+		mount --bind "/$d" "/mnt/$d" || fatal "mount --bind /$d /mnt/$d failed"
+	done
+	cp /bin/hibernate /mnt/hibernate || fatal "cp /bin/hibernate /mnt failed"
+	chroot /mnt /hibernate doctor --device /dev/vda1 >/run/doctor.out 2>&1
+	sed 's/^/  doctor: /' /run/doctor.out
+	say doc_crypt_root "$(grep -E '^[A-Z]+ +encrypted-root ' /run/doctor.out)"
+}
+
 case $boot in
 1)
 	mount_vda2 btrfs
@@ -104,6 +129,7 @@ case $boot in
 	fi
 	nocow_file /mnt/dupswap 8
 	refuse_all dup /mnt/dupswap
+	crypt_root
 	say mark finished
 	;;
 2)
