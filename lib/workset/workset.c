@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -234,6 +236,14 @@ static int resident_ranges(struct rec_ctx *c, int fd, uint64_t size, size_t *ret
 	return 0;
 }
 
+/* tmpfs and ramfs pages are never dropped to disk's cache: nothing to read back. */
+static bool in_memory_fs(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+}
+
 /* Records @path if it is a regular file, not seen before, with pages in the cache. */
 static void record_file(struct rec_ctx *c, const char *path)
 {
@@ -252,7 +262,8 @@ static void record_file(struct rec_ctx *c, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
 	if (fd < 0 && errno == EPERM)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || resident_ranges(c, fd, (uint64_t)st.st_size, &n) < 0 || n == 0)
+	if (fd < 0 || in_memory_fs(fd) || resident_ranges(c, fd, (uint64_t)st.st_size, &n) < 0 ||
+	    n == 0)
 		return;
 	if (hib_ws_add_file(&c->b, path) < 0) {
 		c->full = true;
