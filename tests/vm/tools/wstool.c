@@ -19,7 +19,8 @@
 static int hog(long mib, const char *file)
 {
 	size_t len = (size_t)mib << 20;
-	unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *m =
+		mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd = open(file, O_RDONLY);
 
 	if (m == MAP_FAILED || fd < 0) {
