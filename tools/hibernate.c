@@ -909,7 +909,8 @@ static int do_hibernate(void)
 	hib_target_close(t);
 	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */
 	hooks_post(hooks, &hc);
-	if (r == 0 && outcome == HIB_SUSPEND_RESUMED)
+	/* Woken from RAM after suspend-to-both: the snapshot pushed as much out. */
+	if (r == 0 && (outcome == HIB_SUSPEND_RESUMED || outcome == HIB_SUSPEND_RAM))
 		workset_restore_start();
 	free(TAKE_PTR(ctl.ws_rec));
 	if (interrupted && outcome != HIB_SUSPEND_RESUMED && outcome != HIB_SUSPEND_RAM)
