@@ -100,6 +100,14 @@ static size_t body_len(uint32_t procs, uint32_t files, uint32_t ranges, uint32_t
 	       (size_t)ranges * sizeof(struct hib_ws_range) + paths;
 }
 
+/* @len bytes of @src at @p (an empty table may be NULL); the end. */
+static uint8_t *put(uint8_t *p, const void *src, size_t len)
+{
+	if (len)
+		memcpy(p, src, len);
+	return p + len;
+}
+
 int hib_ws_encode(const struct hib_ws_builder *b, void **ret_buf, size_t *ret_len)
 {
 	size_t len = sizeof(struct hib_ws_header) +
@@ -117,12 +125,10 @@ int hib_ws_encode(const struct hib_ws_builder *b, void **ret_buf, size_t *ret_le
 	if (!buf)
 		return -ENOMEM;
 	p = buf + sizeof(h);
-	memcpy(p, b->procs, b->n_procs * sizeof(*b->procs)), p += b->n_procs * sizeof(*b->procs);
-	memcpy(p, b->files, b->n_files * sizeof(*b->files)), p += b->n_files * sizeof(*b->files);
-	memcpy(p, b->ranges, b->n_ranges * sizeof(*b->ranges));
-	p += b->n_ranges * sizeof(*b->ranges);
-	if (b->paths_len)
-		memcpy(p, b->paths, b->paths_len);
+	p = put(p, b->procs, b->n_procs * sizeof(*b->procs));
+	p = put(p, b->files, b->n_files * sizeof(*b->files));
+	p = put(p, b->ranges, b->n_ranges * sizeof(*b->ranges));
+	put(p, b->paths, b->paths_len);
 	h.xxh3 = XXH3_64bits(buf + sizeof(h), len - sizeof(h));
 	memcpy(buf, &h, sizeof(h));
 	*ret_buf = buf;

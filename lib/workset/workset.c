@@ -108,6 +108,25 @@ static uint64_t mem_available_kb(void)
 	return proc_kb(0, "meminfo", "MemAvailable", &v) < 0 ? UINT64_MAX : v;
 }
 
+/* @path for reading if it is a regular file (not a link to one: /proc gives
+ * the real paths), opened so that nothing happens but reads: a device or a
+ * FIFO put there since is not opened at all. O_NOATIME: this is not a use. */
+static int open_regular(const char *path)
+{
+	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	fd = open(path, flags | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = open(path, flags);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
+		fd = (close(fd), -1);
+	return fd;
+}
+
 /* ---- the record: processes ----------------------------------------------------- */
 
 struct cand {
@@ -251,17 +270,14 @@ static void record_file(struct rec_ctx *c, const char *path)
 	struct stat st;
 	size_t n = 0;
 
-	if (c->full || stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+	if (c->full || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
 	    seen_before(c, st.st_dev, st.st_ino))
 		return;
 	if (hib_now_ms() >= c->deadline_ms) {
 		c->full = true;
 		return;
 	}
-	/* O_NOATIME: recording a file is not using it. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
-	if (fd < 0 && errno == EPERM)
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = open_regular(path);
 	if (fd < 0 || in_memory_fs(fd) || resident_ranges(c, fd, (uint64_t)st.st_size, &n) < 0 ||
 	    n == 0)
 		return;
@@ -499,11 +515,10 @@ static void restore_file(struct restore_ctx *c, const struct hib_ws_view *v,
 			 const struct hib_ws_file *f)
 {
 	const uint64_t step = 128 * 1024;
-	_cleanup_(closep) int fd =
-		open(v->paths + f->path_off, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+	_cleanup_(closep) int fd = open_regular(v->paths + f->path_off);
 	struct stat st;
 
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return;
 	c->st->files++;
 	for (uint32_t i = 0; i < f->n_ranges && !stop_now(c); i++) {
