@@ -18,7 +18,9 @@
 #include <sodium.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +33,7 @@
 #include "frontend/keyfile.h"
 #include "pipeline/tpm.h"
 #include "util/util.h"
+#include "workset/workset.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CANCELLED 3 /* the user pressed Esc: nothing happened */
@@ -60,11 +63,14 @@ struct control {
 	bool progress_tty;
 	uint64_t progress_t0;
 	int progress_last_pct;
-	bool loglevel_set;   /* -v, -q or --loglevel given */
-	bool test_cycle;     /* --test */
-	bool cancel_armed;   /* Esc on the console cancels now */
-	bool no_hooks;       /* --no-hooks */
-	int kmsg_fd;         /* messages also go to the kernel log */
+	bool loglevel_set; /* -v, -q or --loglevel given */
+	bool test_cycle;   /* --test */
+	bool cancel_armed; /* Esc on the console cancels now */
+	bool no_hooks;     /* --no-hooks */
+	int kmsg_fd;       /* messages also go to the kernel log */
+	int run_lock_fd;   /* held for the run; the restoring child lets it go */
+	void *ws_rec;      /* the working set recorded before the snapshot */
+	size_t ws_len;
 	const char *args[2]; /* FILE [SIZE] of offset / prepare-file, ACTION [KEY] of config */
 };
 
@@ -82,6 +88,7 @@ static void log_to_kmsg(enum hib_loglevel level, const char *msg)
 	n = snprintf(line, sizeof(line), "<%d>hibernate: %s\n", prio[level], msg);
 	if (n > 0 && write(ctl.kmsg_fd, line, (size_t)MIN_INT(n, (int)sizeof(line) - 1)) < 0)
 		ctl.kmsg_fd = -1;
+	ctl.run_lock_fd = -1;
 }
 
 static void log_to_stderr(enum hib_loglevel level, const char *msg, void *ud)
@@ -530,6 +537,93 @@ static void hooks_post(struct hib_hooks *hooks, const struct hib_hook_config *hc
 	hib_hooks_free(hooks);
 }
 
+/* ---- the working set --------------------------------------------------- */
+
+#define WS_RECORD_MS 2000 /* the record's share of the time before FREEZE */
+
+/* After the pre hooks, before FREEZE: what to bring back after resume. It
+ * stays in this process's memory, and so in the image. */
+static void workset_record(const char *target_name)
+{
+	struct hib_ws_record_stats st;
+	int r;
+
+	if (!ctl.cfg.restore_working_set)
+		return;
+	r = hib_ws_record(target_name, WS_RECORD_MS, &ctl.ws_rec, &ctl.ws_len, &st);
+	if (r < 0) {
+		tlog(HIB_LOG_WARN,
+		     "working set not recorded (%s): nothing will be restored "
+		     "after resume",
+		     strerror(-r));
+		return;
+	}
+	tlog(HIB_LOG_INFO,
+	     "working set recorded: %u processes, %u files (%" PRIu64 " MiB in %u ranges)%s "
+	     "in %" PRIu64 " ms",
+	     st.procs, st.files, st.resident_bytes >> 20, st.ranges,
+	     st.truncated ? ", cut at a bound" : "", st.ms);
+}
+
+/* The restoring child's only line, into the kernel log: its stderr is gone. */
+static void workset_report(int r, const struct hib_ws_restore_stats *st)
+{
+	char line[256];
+
+	if (r < 0)
+		snprintf(line, sizeof(line), "working set not restored: %s", strerror(-r));
+	else
+		snprintf(line, sizeof(line),
+			 "working set restored: %u processes, %" PRIu64 " MiB swapped in, %u "
+			 "files, %" PRIu64 " MiB read, %" PRIu64 ".%01" PRIu64
+			 " s, stopped: %s%s%s",
+			 st->procs, st->swapin_kb >> 10, st->files, st->file_bytes >> 20,
+			 st->ms / 1000, st->ms % 1000 / 100, hib_ws_stop_name(st->stop),
+			 st->madvise_errno ? "; process_madvise: " : "",
+			 st->madvise_errno ? strerror(st->madvise_errno) : "");
+	log_to_kmsg(HIB_LOG_INFO, line);
+}
+
+/* In the child: the background's manners. Nothing of the parent's it keeps
+ * but the kernel log (the run lock above all: a next run must not wait). */
+static void workset_detach(void)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	setsid();
+	signal(SIGINT, SIG_DFL), signal(SIGTERM, SIG_DFL), signal(SIGHUP, SIG_DFL);
+	for (int fd = 0; fd <= 2 && null >= 0; fd++)
+		dup2(null, fd);
+	if (ctl.run_lock_fd >= 0)
+		close(ctl.run_lock_fd);
+	/* Idle I/O class (3 << 13), nice 19: the resumed system comes first. */
+	(void)syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, 3 << 13);
+	(void)setpriority(PRIO_PROCESS, 0, 19);
+}
+
+/* Resumed: the restore runs in a child, and this process goes on at once. */
+static void workset_restore_start(void)
+{
+	_cleanup_(freep) void *rec = TAKE_PTR(ctl.ws_rec);
+	struct hib_ws_restore_stats st;
+	pid_t pid;
+	int r;
+
+	if (!rec)
+		return;
+	pid = fork();
+	if (pid < 0) {
+		tlog(HIB_LOG_WARN, "working set not restored: fork: %m");
+		return;
+	}
+	if (pid > 0)
+		return;
+	workset_detach();
+	r = hib_ws_restore(rec, ctl.ws_len, (uint64_t)ctl.cfg.restore_limit * 1000, &st);
+	workset_report(r, &st);
+	_exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
 /* ---- doctor ----------------------------------------------------------- */
 
 static void doctor_line(enum hib_doctor_verdict v, const char *check, const char *msg, void *ud)
@@ -759,7 +853,8 @@ static int do_hibernate(void)
 		return EXIT_FAILURE;
 	/* One at a time: a second run would stop what the first stopped and
 	 * overwrite the hooks' record of it (/run/hibernate/services.stopped). */
-	if (hib_run_lock(RUN_LOCK, &err) < 0) {
+	ctl.run_lock_fd = hib_run_lock(RUN_LOCK, &err);
+	if (ctl.run_lock_fd < 0) {
 		say("%s", err.msg);
 		return EXIT_FAILURE;
 	}
@@ -782,6 +877,7 @@ static int do_hibernate(void)
 		hib_target_close(t);
 		return interrupted ? interrupted_exit() : EXIT_FAILURE;
 	}
+	workset_record(name);
 	tlog(HIB_LOG_PROGRESS, "hibernating to %s (%s%s)%s", name,
 	     hib_codec_name(ctl.cfg.opts.codec),
 	     !ctl.cfg.encrypt   ? ""
@@ -813,6 +909,10 @@ static int do_hibernate(void)
 	hib_target_close(t);
 	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */
 	hooks_post(hooks, &hc);
+	/* Woken from RAM after suspend-to-both: the snapshot pushed as much out. */
+	if (r == 0 && (outcome == HIB_SUSPEND_RESUMED || outcome == HIB_SUSPEND_RAM))
+		workset_restore_start();
+	free(TAKE_PTR(ctl.ws_rec));
 	if (interrupted && outcome != HIB_SUSPEND_RESUMED && outcome != HIB_SUSPEND_RAM)
 		return interrupted_exit();
 	return hibernate_exit(r, outcome, &st);
@@ -1250,6 +1350,10 @@ static const struct {
 			     "from the file the initramfs carries" },
 	{ "zram", "what a cycle does with zram swap beside the target: the system's setup, "
 		  "not one run's" },
+	{ "restore-working-set", "what happens after resume, in the background: the system's "
+				 "setup, not one run's" },
+	{ "restore-limit", "how long the restore after resume may take: the system's setup, "
+			   "not one run's" },
 	{ "systemd-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "pm-utils-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "hook-timeout", "how long a hook may take: the system's setup, not one run's" },
@@ -1509,6 +1613,7 @@ int main(int argc, char **argv)
 	ctl.progress_last_pct = -1;
 	ctl.progress_tty = isatty(STDERR_FILENO);
 	ctl.kmsg_fd = -1;
+	ctl.run_lock_fd = -1;
 	parse_args(argc, argv);
 	/* The cycle's messages belong in the kernel log; queries need not go there. */
 	if (commands[ctl.cmd].kmsg)

@@ -99,6 +99,7 @@ BOOL_KEY(systemd_hooks, hooks_systemd)
 BOOL_KEY(pmutils_hooks, hooks_pmutils)
 BOOL_KEY(force, force)
 BOOL_KEY(tpm_pin, tpm_pin)
+BOOL_KEY(restore_working_set, restore_working_set)
 
 /* yes, no, or tpm: the key sealed to the TPM instead of a passphrase or key file. */
 static int set_encrypt(struct hib_config *c, const char *v)
@@ -369,19 +370,35 @@ static void get_powerdown(const struct hib_config *c, char *b, size_t l)
 		 (size_t)c->opts.powerdown < ARRAY_SIZE(names) ? names[c->opts.powerdown] : "?");
 }
 
-static int set_hook_timeout(struct hib_config *c, const char *v)
+/* A number of seconds from 1 to an hour. */
+static int parse_seconds(const char *v, unsigned *ret)
 {
 	uint64_t u;
 
 	if (parse_uint(v, 3600, &u) < 0 || u == 0)
 		return -EINVAL;
-	c->hook_timeout = (unsigned)u;
+	*ret = (unsigned)u;
 	return 0;
+}
+
+static int set_hook_timeout(struct hib_config *c, const char *v)
+{
+	return parse_seconds(v, &c->hook_timeout);
 }
 
 static void get_hook_timeout(const struct hib_config *c, char *b, size_t l)
 {
 	snprintf(b, l, "%u", c->hook_timeout);
+}
+
+static int set_restore_limit(struct hib_config *c, const char *v)
+{
+	return parse_seconds(v, &c->restore_limit);
+}
+
+static void get_restore_limit(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%u", c->restore_limit);
 }
 
 /* Argon2id's cost (hib_options): only what every reader takes (format.h). */
@@ -469,6 +486,8 @@ static const struct key keys[] = {
 	{ "tpm-pcrs", set_tpm_pcrs, get_tpm_pcrs, NULL },
 	{ "tpm-pin", set_tpm_pin, get_tpm_pin, NULL },
 	{ "tpm-fallback", set_tpm_fallback, get_tpm_fallback, NULL },
+	{ "restore-working-set", set_restore_working_set, get_restore_working_set, NULL },
+	{ "restore-limit", set_restore_limit, get_restore_limit, NULL },
 	{ "systemd-hooks", set_systemd_hooks, get_systemd_hooks, NULL },
 	{ "pm-utils-hooks", set_pmutils_hooks, get_pmutils_hooks, NULL },
 	{ "force", set_force, get_force, NULL },
@@ -624,6 +643,8 @@ void hib_config_init(struct hib_config *c)
 	c->cancel = true;
 	c->require_encryption = -1;
 	c->hook_timeout = 30;
+	c->restore_working_set = true;
+	c->restore_limit = 30;
 	hib_options_init(&c->opts);
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
 		if (keys[k].hook_env && asprintf(&c->hook_env[k], "%s=%s", keys[k].hook_env,

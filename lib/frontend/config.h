@@ -39,6 +39,8 @@ struct hib_config {
 	bool tpm_pin;           /* tpm-pin: a PIN too */
 	bool tpm_fallback;      /* tpm-fallback = passphrase */
 	struct hib_options opts;
+	bool restore_working_set; /* bring the working set back after resume (default yes) */
+	unsigned restore_limit;   /* seconds the restore may take at most */
 
 	/* Hooks. */
 	bool hooks_systemd;    /* also run systemd-sleep hooks */

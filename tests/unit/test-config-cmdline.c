@@ -584,6 +584,8 @@ static void config_get_unset_keys(void **state)
 		{ "clock", "yes" },
 		{ "services", "no" },
 		{ "hook-timeout", "30" },
+		{ "restore-working-set", "yes" },
+		{ "restore-limit", "30" },
 	};
 	struct load_result res;
 
@@ -593,6 +595,33 @@ static void config_get_unset_keys(void **state)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		assert_get(&res.c, want[i][0], want[i][1]);
 	hib_config_free(&res.c);
+}
+
+/* The working set's restore: on by default, switched off and bounded by the file. */
+static void config_restore_keys(void **state)
+{
+	static const char *const bad[] = { "restore-limit = 0\n", "restore-limit = 3601\n",
+					   "restore-limit = 5s\n",
+					   "restore-working-set = maybe\n" };
+	struct load_result res;
+
+	(void)state;
+	load("# nothing\n", &res);
+	assert_true(res.c.restore_working_set);
+	assert_int_equal(res.c.restore_limit, 30);
+	hib_config_free(&res.c);
+	load("restore-working-set = no\nrestore-limit = 3600\n", &res);
+	assert_int_equal(res.r, 0);
+	assert_false(res.c.restore_working_set);
+	assert_int_equal(res.c.restore_limit, 3600);
+	hib_config_free(&res.c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		load(bad[i], &res);
+		if (res.r >= 0)
+			fail_msg("'%s' taken", bad[i]);
+		assert_int_equal(res.line, 1);
+		hib_config_free(&res.c);
+	}
 }
 
 /* What get prints is what the file would say: set back, it gives the same value. */
@@ -766,6 +795,7 @@ int main(void)
 		NAMED(config_missing_file),
 		CONF(config_get_unquotes_like_the_program),
 		CONF(config_get_unset_keys),
+		CONF(config_restore_keys),
 		CONF(config_get_round_trips),
 		NAMED(config_get_unknown_key),
 		NAMED(config_get_never_cuts),
