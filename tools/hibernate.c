@@ -88,7 +88,6 @@ static void log_to_kmsg(enum hib_loglevel level, const char *msg)
 	n = snprintf(line, sizeof(line), "<%d>hibernate: %s\n", prio[level], msg);
 	if (n > 0 && write(ctl.kmsg_fd, line, (size_t)MIN_INT(n, (int)sizeof(line) - 1)) < 0)
 		ctl.kmsg_fd = -1;
-	ctl.run_lock_fd = -1;
 }
 
 static void log_to_stderr(enum hib_loglevel level, const char *msg, void *ud)
