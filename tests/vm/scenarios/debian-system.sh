@@ -24,6 +24,9 @@ export PATH
 STATE=/run/hibtest
 DATA=/dev/shm/workload.bin
 DATA_MB=64
+# The swap device of boots 1-4: vda2, or the one /etc/hibtest.swap names
+# (luks-swap: the swap LV).
+SWAPDEV=$(cat /etc/hibtest.swap 2>/dev/null) || SWAPDEV=/dev/vda2
 
 say() {
 	echo "HIBTEST $1=$2" >/dev/console
@@ -52,9 +55,9 @@ unit_report() {
 	say stale_unit_said "$(journalctl -b -o cat -u hibernate-discard-stale.service | grep hibernate: | tail -n 1)"
 }
 
-# The image state of vda2 as the binary sees it.
+# The image state of the swap device (vda2) as the binary sees it.
 vda2_report() {
-	hibernate status --device /dev/vda2 >$STATE/status 2>&1
+	hibernate status --device "$SWAPDEV" >$STATE/status 2>&1
 	say vda2_image "$(sed -n 's/^image: *//p' $STATE/status)"
 	say vda2_signature "$(sed -n 's/^signature: *//p' $STATE/status)"
 }
@@ -99,9 +102,9 @@ step() {
 			journalctl -b -k -o cat | grep -i 'PM: \|hibernat' | show kernel-log
 		fi
 		# systemd's gpt-auto-generator may have turned it on already (a swap
-		# partition on the root disk).
-		say vda2_active "$(swap_active /dev/vda2)"
-		[ "$(swap_active /dev/vda2)" = 1 ] || out=$(swapon /dev/vda2 2>&1) || fatal "swapon /dev/vda2 failed: $out; $(blkid -p /dev/vda2 2>&1)"
+		# partition on the root disk), or fstab (luks-swap).
+		say vda2_active "$(swap_active "$SWAPDEV")"
+		[ "$(swap_active "$SWAPDEV")" = 1 ] || out=$(swapon "$SWAPDEV" 2>&1) || fatal "swapon $SWAPDEV failed: $out; $(blkid -p "$SWAPDEV" 2>&1)"
 		workload_start
 		hibernate_now "$boot"
 		;;
@@ -135,6 +138,10 @@ step() {
 		# The sleep goes on in the resumed world: nothing to say there.
 		[ -e $STATE/resumed ] && exit 0
 		say hibernate_rc "the power key did not hibernate within 150 s"
+		systemctl poweroff
+		;;
+	luks-setup)
+		luks_setup
 		systemctl poweroff
 		;;
 	2 | 6 | 7)
@@ -175,6 +182,76 @@ keyfile_setup() {
 	dd if="$initrd" of=/dev/vdb bs=4096 seek=1 conv=fsync status=none || fatal "cannot copy $initrd to /dev/vdb"
 	say initrd_bytes "$size"
 	say initrd_sha "$(sha256sum "$initrd" | cut -d' ' -f1)"
+}
+
+# give_initrd FILE DISK: FILE to the host, raw on DISK (a line
+# "HIBTEST-INITRD SIZE" padded to 4 KiB, then the file).
+give_initrd() {
+	size=$(stat -c %s "$1")
+	printf 'HIBTEST-INITRD %s\n' "$size" | dd of="$2" bs=4096 conv=sync status=none ||
+		fatal "cannot write to $2"
+	dd if="$1" of="$2" bs=4096 seek=1 conv=fsync status=none || fatal "cannot copy $1 to $2"
+}
+
+# luks_setup (luks-swap's first boot, from the plain root on vdb): vda1
+# becomes a LUKS2 container holding the volume group hibvg with the root
+# LV (a copy of this system) and the swap LV, as Debian's installer makes
+# it.  Inside it, as the installer does, update-initramfs in a chroot (its
+# hooks see the layout): the initramfs with the hand-over to vdc, one made
+# without our conf hook (no hand-over) to vdd.
+luks_setup() {
+	pass=$(cat /usr/local/lib/hibtest/luks.pass) || fatal "no passphrase file"
+	mnt=/mnt/luks
+	t0=$(date +%s)
+	# pbkdf2 at its minimum: the initramfs unlocks under TCG in no time.
+	printf %s "$pass" | cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 \
+		--pbkdf-force-iterations 1000 /dev/vda1 - || fatal "luksFormat /dev/vda1 failed"
+	printf %s "$pass" | cryptsetup open --key-file - /dev/vda1 vda1_crypt || fatal "cryptsetup open failed"
+	out=$({ pvcreate -q /dev/mapper/vda1_crypt && vgcreate -q hibvg /dev/mapper/vda1_crypt &&
+		lvcreate -q -y -L 2560M -n root hibvg && lvcreate -q -y -l 100%FREE -n swap hibvg &&
+		mkfs.ext4 -q -L hibroot /dev/hibvg/root && mkswap /dev/hibvg/swap; } 2>&1) ||
+		fatal "LVM on /dev/mapper/vda1_crypt failed: $out"
+	mkdir -p $mnt
+	mount /dev/hibvg/root $mnt || fatal "mount /dev/hibvg/root failed"
+	cp -ax / $mnt/ || fatal "copying the root into the LV failed"
+	rm -f $mnt/usr/local/lib/hibtest/luks.pass $mnt/etc/initramfs-tools/conf.d/resume
+	printf '/dev/mapper/hibvg-root / ext4 errors=remount-ro 0 1\n/dev/mapper/hibvg-swap none swap sw 0 0\n' >$mnt/etc/fstab
+	echo "vda1_crypt UUID=$(blkid -s UUID -o value /dev/vda1) none luks,discard" >$mnt/etc/crypttab
+	# The target is named in hibernate.conf only: no resume=, no conf.d/resume.
+	echo 'device = /dev/mapper/hibvg-swap' >>$mnt/etc/hibernate.conf
+	echo /dev/mapper/hibvg-swap >$mnt/etc/hibtest.swap
+	# MODULES=dep and gzip -1: ~2 min under TCG instead of ~8.
+	printf 'MODULES=dep\nCOMPRESSLEVEL=1\n' >$mnt/etc/initramfs-tools/conf.d/hibtest
+	for d in dev proc sys run; do mount --bind /$d $mnt/$d || fatal "mount --bind /$d failed"; done
+	say mark setup_copied
+	say setup_copy_s "$(($(date +%s) - t0))"
+	rel=$(uname -r)
+	chroot $mnt update-initramfs -u -k "$rel" >$STATE/update-initramfs 2>&1 ||
+		fatal "update-initramfs in the chroot failed: $(tail -n 3 $STATE/update-initramfs)"
+	show update-initramfs <$STATE/update-initramfs
+	say handover_said "$(grep 'hibernate: resume device' $STATE/update-initramfs)"
+	# What the initramfs got: RESUME= in its conf.d, cryptroot's crypttab.
+	unmkinitramfs $mnt/boot/initrd.img-"$rel" $STATE/unpacked || fatal "unmkinitramfs failed"
+	say initramfs_resume "$(cat "$(find $STATE/unpacked -path '*/conf/conf.d/zz-resume-hibernate')" 2>/dev/null)"
+	say initramfs_crypttab "$(cut -d' ' -f1 "$(find $STATE/unpacked -path '*/cryptroot/crypttab')" 2>/dev/null | paste -sd' ')"
+	give_initrd $mnt/boot/initrd.img-"$rel" /dev/vdc
+	say initrd_bytes "$(stat -c %s $mnt/boot/initrd.img-"$rel")"
+	say initrd_sha "$(sha256sum $mnt/boot/initrd.img-"$rel" | cut -d' ' -f1)"
+	# The same without the hand-over: our conf hook left out.
+	hook=$mnt/usr/share/initramfs-tools/conf-hooks.d/hibernate
+	mv $hook $mnt/root/conf-hook.hibernate || fatal "no conf hook $hook"
+	chroot $mnt mkinitramfs -o /root/initrd.nohandover "$rel" >$STATE/mkinitramfs 2>&1 ||
+		fatal "mkinitramfs without the conf hook failed: $(tail -n 3 $STATE/mkinitramfs)"
+	mv $mnt/root/conf-hook.hibernate $hook
+	give_initrd $mnt/root/initrd.nohandover /dev/vdd
+	say initrd2_bytes "$(stat -c %s $mnt/root/initrd.nohandover)"
+	say initrd2_sha "$(sha256sum $mnt/root/initrd.nohandover | cut -d' ' -f1)"
+	rm -f $mnt/root/initrd.nohandover
+	for d in run sys proc dev; do umount $mnt/$d; done
+	{ umount $mnt && vgchange -q -an hibvg >/dev/null && cryptsetup close vda1_crypt; } ||
+		fatal "cannot close the LUKS layout"
+	say setup_s "$(($(date +%s) - t0))"
+	say setup_done 1
 }
 
 resumed() {
