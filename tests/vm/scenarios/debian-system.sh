@@ -193,12 +193,48 @@ give_initrd() {
 	dd if="$1" of="$2" bs=4096 seek=1 conv=fsync status=none || fatal "cannot copy $1 to $2"
 }
 
+# initramfs_tools_images: /boot/initrd.img-$rel by update-initramfs, then
+# /root/initrd.nohandover without our conf hook, in the chroot $mnt.
+initramfs_tools_images() {
+	chroot $mnt update-initramfs -u -k "$rel" >$STATE/update-initramfs 2>&1 ||
+		fatal "update-initramfs in the chroot failed: $(tail -n 3 $STATE/update-initramfs)"
+	show update-initramfs <$STATE/update-initramfs
+	say handover_said "$(grep 'hibernate: resume device' $STATE/update-initramfs)"
+	# What the initramfs got: RESUME= in its conf.d, cryptroot's crypttab.
+	unmkinitramfs $mnt/boot/initrd.img-"$rel" $STATE/unpacked || fatal "unmkinitramfs failed"
+	say initramfs_resume "$(cat "$(find $STATE/unpacked -path '*/conf/conf.d/zz-resume-hibernate')" 2>/dev/null)"
+	say initramfs_crypttab "$(cut -d' ' -f1 "$(find $STATE/unpacked -path '*/cryptroot/crypttab')" 2>/dev/null | paste -sd' ')"
+	hook=$mnt/usr/share/initramfs-tools/conf-hooks.d/hibernate
+	mv $hook $mnt/root/conf-hook.hibernate || fatal "no conf hook $hook"
+	chroot $mnt mkinitramfs -o /root/initrd.nohandover "$rel" >$STATE/mkinitramfs 2>&1 ||
+		fatal "mkinitramfs without the conf hook failed: $(tail -n 3 $STATE/mkinitramfs)"
+	mv $mnt/root/conf-hook.hibernate $hook
+}
+
+# dracut_images: the same with dracut, host-only (as Fedora's): without our
+# configuration the image would unlock the container and activate the root
+# LV only.
+dracut_images() {
+	printf 'hostonly="yes"\ncompress="gzip"\n' >$mnt/etc/dracut.conf.d/hibtest.conf
+	chroot $mnt dracut -f /boot/initrd.img-"$rel" "$rel" >$STATE/dracut 2>&1 ||
+		fatal "dracut in the chroot failed: $(tail -n 3 $STATE/dracut)"
+	show dracut <$STATE/dracut
+	say handover_said "$(grep 'hibernate: resume device' $STATE/dracut)"
+	say initramfs_resume "$(chroot $mnt lsinitrd -f etc/cmdline.d/90lvm.conf /boot/initrd.img-"$rel" | tr -s ' \n' '  ')"
+	say initramfs_crypttab "$(chroot $mnt lsinitrd -f etc/crypttab /boot/initrd.img-"$rel" | cut -d' ' -f1 | paste -sd' ')"
+	conf=$mnt/usr/lib/dracut/dracut.conf.d/90-hibernate.conf
+	mv $conf $mnt/root/dracut.hibernate.conf || fatal "no $conf"
+	chroot $mnt dracut -f /root/initrd.nohandover "$rel" >$STATE/dracut2 2>&1 ||
+		fatal "dracut without our configuration failed: $(tail -n 3 $STATE/dracut2)"
+	mv $mnt/root/dracut.hibernate.conf $conf
+}
+
 # luks_setup (luks-swap's first boot, from the plain root on vdb): vda1
 # becomes a LUKS2 container holding the volume group hibvg with the root
 # LV (a copy of this system) and the swap LV, as Debian's installer makes
 # it.  Inside it, as the installer does, update-initramfs in a chroot (its
-# hooks see the layout): the initramfs with the hand-over to vdc, one made
-# without our conf hook (no hand-over) to vdd.
+# hooks see the layout; initramfs-tools or dracut, the one installed): the
+# initramfs with the hand-over to vdc, one made without it to vdd.
 luks_setup() {
 	pass=$(cat /usr/local/lib/hibtest/luks.pass) || fatal "no passphrase file"
 	mnt=/mnt/luks
@@ -213,7 +249,11 @@ luks_setup() {
 		fatal "LVM on /dev/mapper/vda1_crypt failed: $out"
 	mkdir -p $mnt
 	mount /dev/hibvg/root $mnt || fatal "mount /dev/hibvg/root failed"
-	cp -ax / $mnt/ || fatal "copying the root into the LV failed"
+	# From a bind mount of / alone: no mounts under it, $mnt not inside it.
+	mkdir -p /run/hibsrc
+	mount --bind / /run/hibsrc || fatal "mount --bind / failed"
+	out=$(cp -a /run/hibsrc/. $mnt/ 2>&1) || fatal "copying the root into the LV failed: $out"
+	umount /run/hibsrc
 	rm -f $mnt/usr/local/lib/hibtest/luks.pass $mnt/etc/initramfs-tools/conf.d/resume
 	printf '/dev/mapper/hibvg-root / ext4 errors=remount-ro 0 1\n/dev/mapper/hibvg-swap none swap sw 0 0\n' >$mnt/etc/fstab
 	echo "vda1_crypt UUID=$(blkid -s UUID -o value /dev/vda1) none luks,discard" >$mnt/etc/crypttab
@@ -226,23 +266,14 @@ luks_setup() {
 	say mark setup_copied
 	say setup_copy_s "$(($(date +%s) - t0))"
 	rel=$(uname -r)
-	chroot $mnt update-initramfs -u -k "$rel" >$STATE/update-initramfs 2>&1 ||
-		fatal "update-initramfs in the chroot failed: $(tail -n 3 $STATE/update-initramfs)"
-	show update-initramfs <$STATE/update-initramfs
-	say handover_said "$(grep 'hibernate: resume device' $STATE/update-initramfs)"
-	# What the initramfs got: RESUME= in its conf.d, cryptroot's crypttab.
-	unmkinitramfs $mnt/boot/initrd.img-"$rel" $STATE/unpacked || fatal "unmkinitramfs failed"
-	say initramfs_resume "$(cat "$(find $STATE/unpacked -path '*/conf/conf.d/zz-resume-hibernate')" 2>/dev/null)"
-	say initramfs_crypttab "$(cut -d' ' -f1 "$(find $STATE/unpacked -path '*/cryptroot/crypttab')" 2>/dev/null | paste -sd' ')"
+	if [ -x $mnt/usr/sbin/update-initramfs ]; then
+		initramfs_tools_images
+	else
+		dracut_images
+	fi
 	give_initrd $mnt/boot/initrd.img-"$rel" /dev/vdc
 	say initrd_bytes "$(stat -c %s $mnt/boot/initrd.img-"$rel")"
 	say initrd_sha "$(sha256sum $mnt/boot/initrd.img-"$rel" | cut -d' ' -f1)"
-	# The same without the hand-over: our conf hook left out.
-	hook=$mnt/usr/share/initramfs-tools/conf-hooks.d/hibernate
-	mv $hook $mnt/root/conf-hook.hibernate || fatal "no conf hook $hook"
-	chroot $mnt mkinitramfs -o /root/initrd.nohandover "$rel" >$STATE/mkinitramfs 2>&1 ||
-		fatal "mkinitramfs without the conf hook failed: $(tail -n 3 $STATE/mkinitramfs)"
-	mv $mnt/root/conf-hook.hibernate $hook
 	give_initrd $mnt/root/initrd.nohandover /dev/vdd
 	say initrd2_bytes "$(stat -c %s $mnt/root/initrd.nohandover)"
 	say initrd2_sha "$(sha256sum $mnt/root/initrd.nohandover | cut -d' ' -f1)"
