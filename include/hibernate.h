@@ -127,7 +127,7 @@ enum hib_target_kind hib_target_kind(const struct hib_target *t);
 const char *hib_target_file(const struct hib_target *t);
 
 /*
- * Make @path (a regular file on ext4 or xfs) a plain image file of @bytes:
+ * Make @path (a regular file on ext4 or xfs; refused on btrfs) a plain image file of @bytes:
  * every byte written (no holes, no unwritten extents), synced, and marked
  * HIBIMGFILE in its first page. Refuses to overwrite a file that exists
  * unless it is already one. @err: "FILE: why".
@@ -146,6 +146,9 @@ uint64_t hib_target_size(const struct hib_target *t); /* bytes of the device/fil
 bool hib_target_writable(const struct hib_target *t);
 /* Bytes of a file target's file; 0 for other targets. */
 uint64_t hib_target_file_size(const struct hib_target *t);
+/* A swap file target's pages in unwritten extents (made with fallocate,
+ * allowed in swap files only); 0 for other targets. */
+uint64_t hib_target_file_unwritten(const struct hib_target *t);
 
 /* Read page 0 and say what it holds. */
 int hib_target_probe(struct hib_target *t, enum hib_sig_state *ret);
@@ -222,8 +225,12 @@ void hib_cmdline_free(struct hib_cmdline *c);
  * Where a file lives on its block device (`hibernate offset`): the
  * filesystem's device and UUID and the file's first page on it, which is
  * what resume= and resume_offset= name. Refuses files with holes, shared,
- * encoded, unwritten or inline extents, and btrfs; @err then says "FILE:
- * cannot be located for resume: why". Strings are malloc'ed.
+ * encoded or inline extents, unwritten ones (fallocate) unless the file is a
+ * swap file (SWAPSPACE2 in its first page); on btrfs (device and offsets from
+ * its device list and chunk tree; root only) also compressed and
+ * copy-on-write files, DUP/RAID data, several devices and image files;
+ * @err then says "FILE: cannot be located for resume: why". Strings are
+ * malloc'ed.
  */
 struct hib_file_location {
 	char *device;
@@ -231,6 +238,7 @@ struct hib_file_location {
 	uint64_t offset_pages;
 	uint64_t file_pages;
 	uint64_t extents;
+	uint64_t unwritten_pages; /* of a swap file made with fallocate */
 	char fstype[16];
 };
 int hib_file_locate(const char *path, struct hib_file_location *ret, struct hib_error *err);
@@ -278,6 +286,20 @@ enum hib_powerdown {
  *     then off: it tells a waiting disk by its queue.
  */
 enum hib_io_mode { HIB_IO_AUTO = 0, HIB_IO_SYNC = 1 };
+
+/*
+ * zram swap beside the target (Ubuntu, Fedora): the kernel frees memory for
+ * the snapshot by swapping out to the area of highest priority, and a zram
+ * area keeps what it takes in RAM, so the snapshot can fail for want of
+ * memory, or carry those pages anyway.
+ * HIB_ZRAM_SWAPOFF: before the freeze, swap every zram area off (its pages
+ *     come back into RAM, and what must go then goes to the target); on
+ *     again, at its priority, after resume, failure or cancel. Refused
+ *     (-ENOMEM, before anything is frozen) when its pages would not fit in
+ *     the memory available and the other swap areas.
+ * HIB_ZRAM_KEEP: leave zram as it is.
+ */
+enum hib_zram_mode { HIB_ZRAM_SWAPOFF = 0, HIB_ZRAM_KEEP = 1 };
 
 /* The user's secret for an encrypted image. */
 enum hib_secret_kind { HIB_SECRET_PASSPHRASE = 1, HIB_SECRET_KEYFILE = 2 };
@@ -339,6 +361,8 @@ struct hib_options {
 	enum hib_io_mode io_mode;
 	/* Turn on the swap area for the cycle if it is not active, off again after. */
 	bool auto_swapon;
+	/* zram swap areas during the cycle: see enum hib_zram_mode (default SWAPOFF). */
+	enum hib_zram_mode zram;
 	/* Hibernate: encrypt the image with this secret (NULL: not encrypted). */
 	const struct hib_secret *secret;
 	/* Hibernate with a passphrase: Argon2id's passes (1..4; 0 = 2) and memory

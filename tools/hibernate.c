@@ -548,6 +548,7 @@ static int do_doctor(void)
 		.image_size = ctl.cfg.opts.image_size,
 		.encrypt = ctl.cfg.encrypt,
 		.require = ctl.cfg.opts.require_encryption,
+		.zram = ctl.cfg.opts.zram,
 		.key_file = ctl.cfg.key_file,
 	};
 	int worst = hib_doctor(&in, doctor_line, NULL);
@@ -819,8 +820,13 @@ static int do_hibernate(void)
 
 static void print_location(const char *path, const struct hib_file_location *l)
 {
-	printf("file: %s (%s, %" PRIu64 " pages in %" PRIu64 " extent%s)\n", path, l->fstype,
+	printf("file: %s (%s, %" PRIu64 " pages in %" PRIu64 " extent%s", path, l->fstype,
 	       l->file_pages, l->extents, l->extents == 1 ? "" : "s");
+	/* Said, so that nobody "fixes" an fallocated swap file that is fine. */
+	if (l->unwritten_pages)
+		printf("; %" PRIu64 " unwritten: made with fallocate, which a swap file may be",
+		       l->unwritten_pages);
+	printf(")\n");
 	printf("device: %s\n", l->device);
 	if (l->uuid)
 		printf("resume=UUID=%s resume_offset=%" PRIu64 "\n", l->uuid, l->offset_pages);
@@ -1242,6 +1248,8 @@ static const struct {
 } keys_without_option[] = {
 	{ "kernel-mismatch", "what resume does with another kernel's image: resume reads it "
 			     "from the file the initramfs carries" },
+	{ "zram", "what a cycle does with zram swap beside the target: the system's setup, "
+		  "not one run's" },
 	{ "systemd-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "pm-utils-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "hook-timeout", "how long a hook may take: the system's setup, not one run's" },

@@ -32,9 +32,11 @@
 #include <xxhash.h>
 
 #include "engine/adapt.h"
+#include "storage/dmstack.h"
 #include "storage/ioq.h"
 #include "pipeline/crypt.h"
 #include "engine/engine.h"
+#include "storage/swaps.h"
 
 struct suspend_ctx {
 	struct hib_target *t;
@@ -625,9 +627,10 @@ struct cycle {
 	struct hib_header *h; /* the header page (hib_alloc_pages) */
 	uint8_t *orig_page;   /* page 0 as it was */
 	uint32_t block_bytes;
-	bool swapped_on; /* prepare turned the swap area on for this cycle */
-	uint64_t t0;     /* FREEZE began (ms) */
-	uint64_t tp;     /* where the last log_phase() ended */
+	bool swapped_on;           /* prepare turned the swap area on for this cycle */
+	struct hib_zram_plan zram; /* zram areas; those prepare swapped off are marked */
+	uint64_t t0;               /* FREEZE began (ms) */
+	uint64_t tp;               /* where the last log_phase() ended */
 };
 
 /* The target checked, the kernel told its swap area, and the header page taken:
@@ -637,8 +640,14 @@ static int prepare_target(struct cycle *c)
 {
 	struct suspend_ctx *sc = &c->sc;
 	struct hib_target *t = sc->t;
+	struct hib_error err;
 	int r;
 
+	/* Whatever its signature says: a thin LV or an unopened LUKS container is
+	 * never ours to write. */
+	r = hib_target_check_stack(t, NULL, &err);
+	if (r < 0)
+		return log_err(r, "%s", err.msg);
 	r = check_target(t, sc->snap, c->orig_page, sc->o->auto_swapon, &c->swapped_on);
 	if (r < 0)
 		return r;
@@ -815,6 +824,96 @@ static int reserve_map(struct suspend_ctx *sc, uint32_t block_bytes)
 	return 0;
 }
 
+#define KIB_TO_MIB(k) ((unsigned long long)DIV_ROUND_UP((k), 1024))
+
+/* What hib_zram_plan_fits refused, or swapoff found: the pages do not fit. */
+static int zram_refuse(const struct cycle *c, const struct hib_swap_area *a)
+{
+	return log_err(-ENOMEM,
+		       "%s holds %llu MiB of swapped-out pages, more than the memory available "
+		       "and the other swap areas can take besides %llu MiB kept free (%llu MiB): "
+		       "it cannot be swapped off for the cycle, and left on it keeps in RAM what "
+		       "the kernel must move to %s. Close programs, or set zram = keep in "
+		       "/etc/hibernate.conf to try with it on",
+		       a->path, KIB_TO_MIB(a->used_kib), KIB_TO_MIB(HIB_ZRAM_MARGIN_KIB),
+		       KIB_TO_MIB(c->zram.room_kib), hib_target_name(c->sc.t));
+}
+
+/*
+ * zram swap out of the way, last before the freeze (the hooks have run, our
+ * buffers are taken): swapped off, its pages come back into RAM, and the
+ * kernel's preallocation then moves what must go to the target, not into
+ * zram. A zram area cannot be lowered below the target while it is on (the
+ * kernel changes a priority only through swapoff and swapon), so pages that
+ * do not fit are a refusal, not a lesser way round.
+ */
+static int zram_move_out(struct cycle *c)
+{
+	const struct hib_swap_env *env = hib_swap_env_get();
+	int r;
+
+	if (env->system && !hib_snapshot_can(c->sc.snap, HIB_SNAP_CAP_FREEZES_SYSTEM))
+		return 0;
+	r = hib_zram_plan_make(env, c->sc.t, &c->zram);
+	if (r < 0)
+		return log_err(r, "reading the active swap areas failed: %m");
+	if (c->sc.o->zram == HIB_ZRAM_KEEP) {
+		for (size_t i = 0; i < c->zram.n; i++)
+			log_info("%s (%llu MiB used) kept on as swap (zram = keep)",
+				 c->zram.areas[i].a.path, KIB_TO_MIB(c->zram.areas[i].a.used_kib));
+		c->zram.n = 0;
+		return 0;
+	}
+	if (c->zram.n && !hib_zram_plan_fits(&c->zram))
+		return zram_refuse(c, &c->zram.areas[0].a);
+	for (size_t i = 0; i < c->zram.n; i++) {
+		struct hib_zram_area *z = &c->zram.areas[i];
+
+		r = hib_swap_off(env, z->a.path);
+		if (r == -ENOMEM) /* the kernel put it back on, as it was */
+			return zram_refuse(c, &z->a);
+		if (r < 0)
+			return log_err(r,
+				       "swapoff %s failed: %m; set zram = keep in "
+				       "/etc/hibernate.conf to leave it on",
+				       z->a.path);
+		z->off = true;
+		log_info("%s (%llu MiB used) swapped off for the cycle", z->a.path,
+			 KIB_TO_MIB(z->a.used_kib));
+	}
+	return 0;
+}
+
+/* Every zram area zram_move_out swapped off, on again as it was: whichever
+ * way the cycle ended. */
+static void zram_put_back(struct cycle *c)
+{
+	const struct hib_swap_env *env = hib_swap_env_get();
+
+	for (size_t i = c->zram.n; i-- > 0;) {
+		const struct hib_swap_area *a = &c->zram.areas[i].a;
+		int r;
+
+		if (!c->zram.areas[i].off)
+			continue;
+		r = hib_zram_on(env, a);
+		if (r < 0)
+			log_err(r, "swapon %s failed: %m; it stays off: run swapon -d -p %d %s",
+				a->path, MAX(a->prio, 0), a->path);
+		else if (a->prio >= 0)
+			hib_log(HIB_LOG_PROGRESS,
+				"%s (%llu MiB used) swapped off for the cycle, back on with "
+				"priority %d",
+				a->path, KIB_TO_MIB(a->used_kib), a->prio);
+		else
+			hib_log(HIB_LOG_PROGRESS,
+				"%s (%llu MiB used) swapped off for the cycle, back on with "
+				"the kernel's next priority (it had %d, its own)",
+				a->path, KIB_TO_MIB(a->used_kib), a->prio);
+	}
+	hib_zram_plan_free(&c->zram);
+}
+
 /* Refuse a target that is not plain swap before a byte is written or a process
  * frozen; then take everything the cycle needs. */
 static int hibernate_prepare(struct cycle *c)
@@ -837,6 +936,8 @@ static int hibernate_prepare(struct cycle *c)
 		r = prepare_buffers(c);
 	if (r == 0)
 		r = prepare_header(c);
+	if (r == 0)
+		r = zram_move_out(c);
 	if (r < 0)
 		return r;
 	if (hib_snapshot_can(c->sc.snap, HIB_SNAP_CAP_FREEZES_SYSTEM) &&
@@ -1104,18 +1205,13 @@ static int hibernate_power_down(struct cycle *c)
 	return log_err(r ? r : -EIO, "powering off failed: %m");
 }
 
-/* After the cycle, whichever way it ended (resumed, failed, cancelled).
- * swapoff brings swapped-out pages back and stops with EINTR whenever
- * signal_pending() is true, which the io_uring rings closed just before
- * can make it for a moment (task work) without any signal: try again. */
+/* After the cycle, whichever way it ended (resumed, failed, cancelled). */
 static void swap_off(const struct hib_target *t)
 {
-	int k, tries = 0;
+	int k = hib_swap_off(hib_swap_env_get(), hib_target_name(t));
 
-	while ((k = swapoff(hib_target_name(t))) < 0 && errno == EINTR && ++tries < 10)
-		;
 	if (k < 0)
-		log_warn("swapoff %s failed: %s", hib_target_name(t), strerror(errno));
+		log_warn("swapoff %s failed: %s", hib_target_name(t), strerror(-k));
 }
 
 /* Undo what the phases reached did, newest first, as the cycle ended: failed
@@ -1158,6 +1254,7 @@ static void hibernate_unwind(struct cycle *c, int r)
 	frozen_bufs_free(sc);
 	free(c->h);
 	free(c->orig_page);
+	zram_put_back(c);
 	if (c->swapped_on)
 		swap_off(sc->t);
 }

@@ -188,6 +188,22 @@ static void get_kernel_mismatch(const struct hib_config *c, char *b, size_t l)
 	snprintf(b, l, "%s", c->opts.keep_on_kernel_mismatch ? "keep" : "discard");
 }
 
+static int set_zram(struct hib_config *c, const char *v)
+{
+	if (strcmp(v, "swapoff") == 0)
+		c->opts.zram = HIB_ZRAM_SWAPOFF;
+	else if (strcmp(v, "keep") == 0)
+		c->opts.zram = HIB_ZRAM_KEEP;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void get_zram(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->opts.zram == HIB_ZRAM_KEEP ? "keep" : "swapoff");
+}
+
 static int set_device(struct hib_config *c, const char *v)
 {
 	return *v ? set_string(&c->device, v) : -EINVAL;
@@ -444,6 +460,7 @@ static const struct key keys[] = {
 	{ "verify", set_verify, get_verify, NULL },
 	{ "auto-swapon", set_auto_swapon, get_auto_swapon, NULL },
 	{ "kernel-mismatch", set_kernel_mismatch, get_kernel_mismatch, NULL },
+	{ "zram", set_zram, get_zram, NULL },
 	{ "encrypt", set_encrypt, get_encrypt, NULL },
 	{ "key-file", set_key_file, get_key_file, NULL },
 	{ "require-encryption", set_require_encryption, get_require_encryption, NULL },

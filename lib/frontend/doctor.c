@@ -6,18 +6,21 @@
  * a fake /proc, /sys and /etc.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <linux/magic.h>
 
 #include "frontend/doctor.h"
 #include "frontend/keyfile.h"
+#include "storage/dmstack.h"
+#include "storage/swaps.h"
 #include "util/util.h"
 
 struct ctx {
@@ -225,41 +228,20 @@ static uint64_t mem_total_bytes(struct ctx *c)
 	return (uint64_t)kib * 1024;
 }
 
-#define DOCTOR_DM_DEPTH 8
-
-/* The dm-crypt device under block device @dev, following the device-mapper
- * stack down its slaves (swap on an LV on LUKS has the crypt one below the
- * LV); 0 when there is none. */
-static dev_t dmcrypt_below(struct ctx *c, dev_t dev, int depth)
+/* A btrfs file's st_dev numbers its subvolume, not a device: its filesystem
+ * names the device (hib_file_locate). 0 when the file cannot be located. */
+static dev_t btrfs_file_dev(const char *full)
 {
-	char p[PATH_MAX], uuid[256], full[PATH_MAX];
-	struct dirent *e;
-	dev_t found = 0;
-	DIR *d;
+	struct hib_file_location l;
+	struct stat st;
+	dev_t dev = 0;
 
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/uuid", major(dev), minor(dev));
-	if (read_file(c, p, uuid, sizeof(uuid)) >= 0 && strncmp(uuid, "CRYPT-", 6) == 0)
-		return dev;
-	if (depth >= DOCTOR_DM_DEPTH)
+	if (hib_file_locate(full, &l, NULL) < 0)
 		return 0;
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/slaves", major(dev), minor(dev));
-	path_of(c, p, full, sizeof(full));
-	d = opendir(full);
-	if (!d)
-		return 0;
-	while (!found && (e = readdir(d))) {
-		char devp[PATH_MAX], num[32];
-		unsigned int ma, mi;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(devp, sizeof(devp), "/sys/class/block/%s/dev", e->d_name);
-		if (read_file(c, devp, num, sizeof(num)) >= 0 &&
-		    sscanf(num, "%u:%u", &ma, &mi) == 2)
-			found = dmcrypt_below(c, makedev(ma, mi), depth + 1);
-	}
-	closedir(d);
-	return found;
+	if (stat(l.device, &st) == 0 && S_ISBLK(st.st_mode))
+		dev = st.st_rdev;
+	hib_file_location_free(&l);
+	return dev;
 }
 
 /* The block device holding swap area @path (a device node, or a swap file's
@@ -267,24 +249,24 @@ static dev_t dmcrypt_below(struct ctx *c, dev_t dev, int depth)
 static dev_t swap_area_dev(struct ctx *c, const char *path)
 {
 	char full[PATH_MAX];
+	struct statfs sfs;
 	struct stat st;
 
 	path_of(c, path, full, sizeof(full));
 	if (stat(full, &st) < 0)
 		return 0;
+	if (S_ISREG(st.st_mode) && statfs(full, &sfs) == 0 &&
+	    (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
+		return btrfs_file_dev(full);
 	return S_ISREG(st.st_mode) ? st.st_dev : S_ISBLK(st.st_mode) ? st.st_rdev : 0;
 }
 
-/* dm-crypt device @dev's key in /etc/crypttab is a new random one at every
+/* dm-crypt mapping @name's key in /etc/crypttab is a new random one at every
  * boot (then no image on it can be read back). */
-static bool crypttab_random_key(struct ctx *c, dev_t dev, char *key, size_t keylen)
+static bool crypttab_random_key(struct ctx *c, const char *name, char *key, size_t keylen)
 {
-	char p[128], name[256], tab[8192], *line, *save = NULL;
+	char tab[8192], *line, *save = NULL;
 
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/dm/name", major(dev), minor(dev));
-	if (read_file(c, p, name, sizeof(name)) < 0)
-		return false;
-	name[strcspn(name, "\n")] = 0;
 	if (!name[0] || read_file(c, "/etc/crypttab", tab, sizeof(tab)) < 0)
 		return false;
 	for (line = strtok_r(tab, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -303,17 +285,17 @@ static bool crypttab_random_key(struct ctx *c, dev_t dev, char *key, size_t keyl
 /* Is the target on dm-crypt, and how is it keyed? */
 static void check_crypt(struct ctx *c, const struct hib_target *t)
 {
-	dev_t dev = hib_target_devnum(t), crypt;
+	dev_t dev = hib_target_devnum(t);
+	struct hib_dm_crypt crypt;
 	char key[512];
 
 	if (!dev) /* a disk image file */
 		return;
-	crypt = dmcrypt_below(c, dev, 0);
-	if (!crypt) {
+	if (!hib_dm_crypt_below(c->in->root, dev, &crypt)) {
 		report(c, HIB_DOCTOR_PASS, "encrypted-swap", "the target is not on dm-crypt");
 		return;
 	}
-	if (crypttab_random_key(c, crypt, key, sizeof(key))) {
+	if (crypttab_random_key(c, crypt.name, key, sizeof(key))) {
 		report(c, HIB_DOCTOR_FAIL, "encrypted-swap",
 		       "%s is dm-crypt swap with a new random key at every boot "
 		       "(/etc/crypttab: %s): the image cannot be read back. Use a "
@@ -323,9 +305,9 @@ static void check_crypt(struct ctx *c, const struct hib_target *t)
 		return;
 	}
 	report(c, HIB_DOCTOR_WARN, "encrypted-swap",
-	       "%s is on dm-crypt: the initramfs must unlock it before hibernate resume runs "
+	       "%s is on %s (%s): the initramfs must unlock it before hibernate resume runs "
 	       "(cryptsetup-initramfs does for devices listed in /etc/crypttab)",
-	       hib_target_path(t));
+	       hib_target_path(t), hib_dm_crypt_how(&crypt), crypt.name[0] ? crypt.name : "?");
 }
 
 /* Encryption seals the image, but not what the kernel swaps out to make room
@@ -344,9 +326,10 @@ static void check_clear_swap(struct ctx *c, const struct swaps_seen *sw)
 	}
 	for (int i = 0; i < sw->n; i++) {
 		dev_t dev = swap_area_dev(c, sw->v[i].path);
+		struct hib_dm_crypt crypt;
 
 		if (strncmp(sw->v[i].path, "/dev/zram", 9) == 0 ||
-		    (dev && dmcrypt_below(c, dev, 0)))
+		    hib_dm_crypt_below(c->in->root, dev, &crypt))
 			continue;
 		size_t len = strlen(clear);
 
@@ -424,7 +407,139 @@ static void check_resume_offset(struct ctx *c, const struct hib_target *t)
 	}
 }
 
+/* The target's page 0: hibernate writes only to a swap area or image file. */
+static int report_signature(struct ctx *c, struct hib_target *t, const char *name,
+			    enum hib_sig_state *st)
+{
+	int r = hib_target_probe(t, st);
+
+	if (r < 0) {
+		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot read its first page: %s", name,
+		       strerror(-r));
+	} else if (*st == HIB_SIG_SWAP || *st == HIB_SIG_FILE) {
+		report(c, HIB_DOCTOR_PASS, "target", "%s: %s%s; chosen %s", name,
+		       hib_sig_state_name(*st),
+		       hib_target_file_unwritten(t) ? " (made with fallocate: fine for swap)" : "",
+		       hib_target_source_name(hib_target_source(t)));
+	} else if (*st == HIB_SIG_IMAGE || *st == HIB_SIG_BROKEN) {
+		report(c, HIB_DOCTOR_WARN, "target",
+		       "%s holds an image that was not resumed: resume it, or hibernate invalidate",
+		       name);
+	} else {
+		report(c, HIB_DOCTOR_FAIL, "target",
+		       "%s is %s: hibernate will not write to it. mkswap it if it is meant as swap, "
+		       "or name the right device",
+		       name, hib_sig_state_name(*st));
+	}
+	return r;
+}
+
+/* The root filesystem's device, from mountinfo (the last mount on "/" is
+ * the one seen); 0 when unknown. */
+static dev_t root_dev(struct ctx *c)
+{
+	char buf[32768], *line, *save = NULL;
+	dev_t found = 0;
+
+	if (read_file(c, "/proc/self/mountinfo", buf, sizeof(buf)) < 0)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned int ma, mi;
+		char mnt[512];
+
+		/* ID PARENT MAJ:MIN ROOT MOUNT-POINT ... */
+		if (sscanf(line, "%*u %*u %u:%u %*s %511s", &ma, &mi, mnt) == 3 &&
+		    strcmp(mnt, "/") == 0)
+			found = makedev(ma, mi);
+	}
+	return found;
+}
+
+/* The device the image's bytes land on: the target's, or for a disk image
+ * file the one under its filesystem. */
+static dev_t target_backing_dev(const struct hib_target *t)
+{
+	struct stat st;
+
+	if (hib_target_devnum(t))
+		return hib_target_devnum(t);
+	return stat(hib_target_path(t), &st) == 0 ? st.st_dev : 0;
+}
+
+/* The kernel's memory holds the root's dm-crypt key: an image in the clear
+ * carries it to a disk that anyone can read while the machine is off. */
+static void check_root_crypt(struct ctx *c, const struct hib_target *t)
+{
+	struct hib_dm_crypt root, target;
+
+	if (!hib_dm_crypt_below(c->in->root, root_dev(c), &root)) {
+		report(c, HIB_DOCTOR_PASS, "encrypted-root",
+		       "the root filesystem is not on dm-crypt");
+		return;
+	}
+	if (c->in->encrypt) {
+		report(c, HIB_DOCTOR_PASS, "encrypted-root",
+		       "the root filesystem is on %s (%s), and the image is encrypted",
+		       hib_dm_crypt_how(&root), root.name);
+		return;
+	}
+	if (hib_dm_crypt_below(c->in->root, target_backing_dev(t), &target)) {
+		report(c, HIB_DOCTOR_PASS, "encrypted-root",
+		       "the root filesystem is on %s (%s), the target %s on %s (%s)",
+		       hib_dm_crypt_how(&root), root.name, hib_target_name(t),
+		       hib_dm_crypt_how(&target), target.name);
+		return;
+	}
+	report(c, HIB_DOCTOR_WARN, "encrypted-root",
+	       "the root filesystem is on dm-crypt (%s), but the target %s is not: the image "
+	       "carries the kernel's memory, the root's dm-crypt key with it, in the clear. Put "
+	       "swap on the encrypted volume (an LV in its volume group, or swap inside LUKS), "
+	       "or set encrypt = yes in %s",
+	       root.name, hib_target_name(t), HIB_CONFIG_PATH);
+}
+
 /* What hibernate would write to, found as hibernate finds it (but only read). */
+/* What a cycle will do with zram swap beside @t (NULL: no target known). */
+static void check_zram_cycle(struct ctx *c, const struct hib_target *t)
+{
+	char swaps[PATH_MAX], meminfo[PATH_MAX], where[64] = "";
+	struct hib_swap_env env = { .proc_swaps = swaps, .meminfo = meminfo };
+	struct hib_zram_plan p;
+	const struct hib_swap_area *a;
+
+	path_of(c, "/proc/swaps", swaps, sizeof(swaps));
+	path_of(c, "/proc/meminfo", meminfo, sizeof(meminfo));
+	if (hib_zram_plan_make(&env, t, &p) < 0 || p.n == 0) {
+		report(c, HIB_DOCTOR_PASS, "zram", "no zram swap: nothing to move for the cycle");
+		hib_zram_plan_free(&p);
+		return;
+	}
+	a = &p.areas[0].a;
+	if (p.target_listed)
+		snprintf(where, sizeof(where), " %s the target's %d",
+			 a->prio > p.target_prio ? "above" : "at or below", p.target_prio);
+	if (c->in->zram == HIB_ZRAM_KEEP)
+		report(c, HIB_DOCTOR_WARN, "zram",
+		       "%s is active swap at priority %d%s, and zram = keep leaves it on: the "
+		       "kernel's room for the snapshot then goes into RAM, and it may fail with "
+		       "\"Cannot allocate memory\" (zram = swapoff moves it out of the way)",
+		       a->path, a->prio, where);
+	else if (!hib_zram_plan_fits(&p))
+		report(c, HIB_DOCTOR_WARN, "zram",
+		       "%s holds %llu MiB, more than the memory available and the other swap "
+		       "can take now (%llu MiB, 64 MiB kept free): hibernate would refuse to swap "
+		       "it off; close programs, or add disk swap",
+		       a->path, (unsigned long long)(p.used_kib >> 10),
+		       (unsigned long long)(p.room_kib >> 10));
+	else
+		report(c, HIB_DOCTOR_PASS, "zram",
+		       "%s is active swap at priority %d%s: hibernate swaps it off for the cycle "
+		       "(%llu MiB back into memory) and on again after%s",
+		       a->path, a->prio, where, (unsigned long long)(p.used_kib >> 10),
+		       p.n > 1 ? ", and the other zram areas too" : "");
+	hib_zram_plan_free(&p);
+}
+
 static void check_target(struct ctx *c, const struct swaps_seen *sw)
 {
 	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
@@ -443,27 +558,15 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 	r = hib_target_resolve(&req, &t, &err);
 	if (r < 0) {
 		report(c, HIB_DOCTOR_FAIL, "target", "%s", err.msg);
+		check_zram_cycle(c, NULL);
 		return;
 	}
 	name = hib_target_name(t);
-	r = hib_target_probe(t, &st);
-	if (r < 0) {
-		report(c, HIB_DOCTOR_FAIL, "target", "%s: cannot read its first page: %s", name,
-		       strerror(-r));
-	} else if (st == HIB_SIG_SWAP || st == HIB_SIG_FILE) {
-		report(c, HIB_DOCTOR_PASS, "target", "%s: %s; chosen %s", name,
-		       hib_sig_state_name(st), hib_target_source_name(hib_target_source(t)));
-	} else if (st == HIB_SIG_IMAGE || st == HIB_SIG_BROKEN) {
-		report(c, HIB_DOCTOR_WARN, "target",
-		       "%s holds an image that was not resumed: resume it, or hibernate invalidate",
-		       name);
-	} else {
-		report(c, HIB_DOCTOR_FAIL, "target",
-		       "%s is %s: hibernate will not write to it. mkswap it if it is meant as swap, "
-		       "or name the right device",
-		       name, hib_sig_state_name(st));
-	}
-
+	r = hib_target_check_stack(t, c->in->root, &err);
+	if (r < 0)
+		report(c, HIB_DOCTOR_FAIL, "target", "%s", err.msg);
+	else
+		r = report_signature(c, t, name, &st);
 	/* Room, only on a target hibernate would write to: the room of a device
 	 * it refuses says nothing. */
 	if (r >= 0 && (st == HIB_SIG_SWAP || st == HIB_SIG_FILE || st == HIB_SIG_IMAGE ||
@@ -472,6 +575,8 @@ static void check_target(struct ctx *c, const struct swaps_seen *sw)
 
 	check_resume_offset(c, t);
 	check_crypt(c, t);
+	check_root_crypt(c, t);
+	check_zram_cycle(c, t);
 }
 
 /* Does the initramfs of the running kernel carry `hibernate resume`? */

@@ -19,6 +19,7 @@ struct hib_doctor_input {
 	bool encrypt;             /* hibernate encrypts the image (encrypt =) */
 	enum hib_require require; /* what resume accepts (require-encryption) */
 	const char *key_file;     /* key-file =, or NULL; looked for under @root */
+	enum hib_zram_mode zram;  /* zram = */
 };
 
 /* One finding: @check names it (snapshot-device, lockdown, target, space, …),

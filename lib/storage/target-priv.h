@@ -16,6 +16,7 @@ struct hib_target {
 	char *file;                 /* a file target's file (swap or image file) */
 	struct hib_extmap file_map; /* a plain file's pages on the device */
 	uint64_t file_next;         /* its allocator: next file page to hand out */
+	uint64_t file_unwritten;    /* a swap file's pages in unwritten (fallocated) extents */
 	int fd;
 	dev_t dev;      /* st_rdev of a block device, 0 for a file */
 	dev_t file_dev; /* st_dev of a regular file */

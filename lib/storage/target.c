@@ -68,13 +68,15 @@ int hib_target_open(const char *spec, uint64_t offset_pages, bool writable, stru
 }
 
 /* Trust the map only if the device shows the file's first page where it says;
- * then that page says what the file is meant to be. */
-static int check_first_page(struct hib_target *t, const char *path, struct hib_error *err)
+ * then that page says what the file is meant to be, and it must be what the
+ * map's rules were chosen for (@kind). */
+static int check_first_page(struct hib_target *t, const char *path, enum hib_file_kind kind,
+			    struct hib_error *err)
 {
 	_cleanup_(freep) uint8_t *via_dev = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(freep) uint8_t *via_fs = hib_alloc_pages(HIB_PAGE_SIZE);
 	_cleanup_(closep) int fd = -1;
-	const uint8_t *sig;
+	enum hib_file_kind seen;
 	struct stat st;
 	int r;
 
@@ -98,18 +100,16 @@ static int check_first_page(struct hib_target *t, const char *path, struct hib_e
 				     t->path, (unsigned long long)t->offset_pages);
 	t->file_dev = st.st_dev;
 	t->file_ino = st.st_ino;
-	/* Its free-state signature, or the one our tail saved. */
-	sig = via_dev + HIB_PAGE_SIZE - HIB_SIG_LEN;
-	if (hib_tail_is_ours(via_dev))
-		sig = via_dev + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN; /* orig_sig */
-	if (memcmp(sig, HIB_FILE_SIG, HIB_SIG_LEN) == 0)
-		t->kind = HIB_TARGET_PLAINFILE;
-	else if (memcmp(sig, HIB_SWAP_SIG, HIB_SIG_LEN) == 0)
-		t->kind = HIB_TARGET_SWAPFILE;
-	else
+	seen = hib_filemap_kind_of_page(via_dev);
+	if (seen == HIB_FILE_OTHER)
 		return hib_error_set(err, -EMEDIUMTYPE,
 				     "it is neither a swap file (mkswap) nor an image file "
 				     "(hibernate prepare-file)");
+	t->kind = seen == HIB_FILE_SWAP ? HIB_TARGET_SWAPFILE : HIB_TARGET_PLAINFILE;
+	/* Made the other kind since it was mapped: the map's rules were not
+	 * this kind's. */
+	if (seen != kind)
+		return hib_error_set(err, -EAGAIN, "it changed while it was opened; try again");
 	return 0;
 }
 
@@ -118,6 +118,7 @@ static int open_file(const char *path, bool writable, struct hib_target **ret,
 		     struct hib_error *err)
 {
 	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	enum hib_file_kind kind;
 	struct hib_filemap m;
 	int r;
 
@@ -134,10 +135,12 @@ static int open_file(const char *path, bool writable, struct hib_target **ret,
 	t->file_map = m.map;
 	m.map = (struct hib_extmap){ 0 };
 	t->file_ino = 0;
+	t->file_unwritten = m.unwritten_pages;
+	kind = m.kind;
 	hib_filemap_free(&m);
 	if (!t->file)
 		return hib_error_ensure(err, -ENOMEM);
-	r = check_first_page(t, path, err);
+	r = check_first_page(t, path, kind, err);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(t);
@@ -243,6 +246,11 @@ bool hib_target_writable(const struct hib_target *t)
 uint64_t hib_target_file_size(const struct hib_target *t)
 {
 	return t->file ? t->file_map.pages * HIB_PAGE_SIZE : 0;
+}
+
+uint64_t hib_target_file_unwritten(const struct hib_target *t)
+{
+	return t->file_unwritten;
 }
 
 bool hib_target_is_swap(const struct hib_target *t)

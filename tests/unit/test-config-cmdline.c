@@ -321,6 +321,15 @@ static void config_good_file(void **state)
 	assert_int_equal(res.r, 0);
 	assert_int_equal(res.c.opts.powerdown, HIB_POWERDOWN_SUSPEND);
 	hib_config_free(&res.c);
+
+	load("zram = keep\n", &res);
+	assert_int_equal(res.r, 0);
+	assert_int_equal(res.c.opts.zram, HIB_ZRAM_KEEP);
+	hib_config_free(&res.c);
+	load("zram = keep\nzram = swapoff\n", &res);
+	assert_int_equal(res.r, 0);
+	assert_int_equal(res.c.opts.zram, HIB_ZRAM_SWAPOFF);
+	hib_config_free(&res.c);
 }
 
 static void config_defaults_untouched_by_empty_file(void **state)
@@ -336,6 +345,7 @@ static void config_defaults_untouched_by_empty_file(void **state)
 	assert_true(res.c.cancel);
 	assert_false(res.c.opts.verify);
 	assert_false(res.c.opts.auto_swapon);
+	assert_int_equal(res.c.opts.zram, HIB_ZRAM_SWAPOFF);
 	assert_int_equal(res.c.opts.codec, def.codec);
 	assert_int_equal(res.c.opts.image_size, def.image_size);
 	assert_int_equal(res.c.opts.powerdown, def.powerdown);
@@ -424,6 +434,7 @@ static const struct bad_value_case bad_values[] = {
 	{ "config_bad_powerdown_names_key", "powerdown = nap\n", 1, "powerdown" },
 	{ "config_bad_boolean_names_key", "verify = yes\nauto-swapon = maybe\n", 2, "auto-swapon" },
 	{ "config_loglevel_above_5_names_key", "loglevel = 6\n", 1, "loglevel" },
+	{ "config_bad_zram_names_key", "zram = off\n", 1, "zram" },
 	{ "config_empty_value_names_key", "threads =\n", 1, "threads" },
 	{ "config_onsuspend_plus_sign", "OnSuspend +5 echo\n", 1, "OnSuspend" },
 	{ "config_onsuspend_trailing_letters", "\nOnSuspend 5x echo\n", 2, "OnSuspend" },

@@ -25,9 +25,9 @@
 struct fx {
 	char root[64];
 	char swapfile[128];
-	char seen[16][64];
-	int verdict[16];
-	char msg[16][1024];
+	char seen[32][64];
+	int verdict[32];
+	char msg[32][1024];
 	int n;
 };
 
@@ -49,7 +49,7 @@ static void collect(enum hib_doctor_verdict v, const char *check, const char *ms
 {
 	struct fx *f = ud;
 
-	if (f->n >= 16)
+	if (f->n >= 32)
 		return;
 	snprintf(f->seen[f->n], sizeof(f->seen[0]), "%s", check);
 	snprintf(f->msg[f->n], sizeof(f->msg[0]), "%s", msg);
@@ -301,6 +301,149 @@ static void clear_swap_warns_only_when_encrypting(void **state)
 	assert_int_equal(verdict_of(f, "clear-swap", NULL), HIB_DOCTOR_PASS);
 }
 
+/* A dm device in the fake /sys: its number, dm/uuid and dm/name, and the
+ * devices it maps onto (slaves, by kernel name). */
+static void put_dm(struct fx *f, const char *kname, dev_t dev, const char *uuid, const char *name,
+		   const char *slave)
+{
+	char rel[256], text[256];
+
+	snprintf(rel, sizeof(rel), "/sys/class/block/%s/dev", kname);
+	snprintf(text, sizeof(text), "%u:%u\n", major(dev), minor(dev));
+	put(f, rel, text);
+	snprintf(rel, sizeof(rel), "/sys/dev/block/%u:%u/dm/uuid", major(dev), minor(dev));
+	snprintf(text, sizeof(text), "%s\n", uuid);
+	put(f, rel, text);
+	snprintf(rel, sizeof(rel), "/sys/dev/block/%u:%u/dm/name", major(dev), minor(dev));
+	snprintf(text, sizeof(text), "%s\n", name);
+	put(f, rel, text);
+	if (slave) {
+		snprintf(rel, sizeof(rel), "/sys/dev/block/%u:%u/slaves/%s/.keep", major(dev),
+			 minor(dev), slave);
+		put(f, rel, "");
+	}
+}
+
+/* The root filesystem mounted from @dev (mountinfo's third field). */
+static void put_root_on(struct fx *f, dev_t dev)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text),
+		 "21 1 0:20 / /proc rw - proc proc rw\n"
+		 "25 1 %u:%u / / rw,relatime - ext4 /dev/mapper/x rw\n",
+		 major(dev), minor(dev));
+	put(f, "/proc/self/mountinfo", text);
+}
+
+/* The test's swap area file as if its filesystem were on dm device @uuid
+ * (@name) mapping onto @slave: its st_dev is what the doctor looks up. */
+static void put_target_dm(struct fx *f, const char *uuid, const char *name, const char *slave)
+{
+	struct stat st;
+	char kname[32];
+
+	assert_int_equal(stat(f->swapfile, &st), 0);
+	snprintf(kname, sizeof(kname), "fake%u", minor(st.st_dev));
+	put_dm(f, kname, st.st_dev, uuid, name, slave);
+}
+
+/* encrypted-root passes, saying @text. */
+static void encrypted_root_passes(struct fx *f, const char *text)
+{
+	const char *msg = "";
+
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "encrypted-root", &msg), HIB_DOCTOR_PASS);
+	if (!strstr(msg, text))
+		fail_msg("encrypted-root says '%s', not '%s'", msg, text);
+}
+
+/* Root on LUKS with the target plain: the image would carry the root's key in
+ * the clear. A WARN naming both and the fixes; none when encrypting. */
+static void plain_target_under_encrypted_root_warns(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+
+	put_dm(f, "dm-5", makedev(253, 5), "CRYPT-LUKS2-abcd-root_crypt", "root_crypt", NULL);
+	put_root_on(f, makedev(253, 5));
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "encrypted-root", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "root_crypt"));
+	assert_non_null(strstr(msg, f->swapfile));
+	assert_non_null(strstr(msg, "encrypt = yes"));
+	assert_non_null(strstr(msg, "swap on the encrypted volume"));
+
+	run_encrypted(f, "resume=/dev/vda1", true);
+	assert_int_equal(verdict_of(f, "encrypted-root", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "image is encrypted"));
+}
+
+static void plain_target_under_plain_root_passes(void **state)
+{
+	struct fx *f = *state;
+
+	put_dm(f, "dm-5", makedev(253, 5), "LVM-rootvgroot", "vg-root", NULL);
+	put_root_on(f, makedev(253, 5));
+	encrypted_root_passes(f, "not on dm-crypt");
+}
+
+/* Debian's LVM on LUKS: root and swap are LVs of a volume group on one LUKS
+ * container. The target is found on dm-crypt through LVM, no WARN. */
+static void lv_on_luks_target_is_encrypted(void **state)
+{
+	struct fx *f = *state;
+
+	put_dm(f, "dm-0", makedev(253, 0), "CRYPT-LUKS2-0123-sda3_crypt", "sda3_crypt", NULL);
+	put_dm(f, "dm-1", makedev(253, 1), "LVM-vgrootlv", "vg-root", "dm-0");
+	put_target_dm(f, "LVM-vgswaplv", "vg-swap", "dm-0");
+	put_root_on(f, makedev(253, 1));
+	encrypted_root_passes(f, "on dm-crypt through LVM (sda3_crypt)");
+	encrypted_root_passes(f, f->swapfile);
+}
+
+/* LUKS on an LV (the LV is the container, the mapping above it the swap):
+ * the same verdict, told the other way round. */
+static void luks_on_lv_target_is_encrypted(void **state)
+{
+	struct fx *f = *state;
+
+	put_dm(f, "dm-5", makedev(253, 5), "CRYPT-LUKS2-abcd-root_crypt", "root_crypt", NULL);
+	put_root_on(f, makedev(253, 5));
+	put_dm(f, "dm-2", makedev(253, 2), "LVM-vgswaplv", "vg-swapcrypt", NULL);
+	put_target_dm(f, "CRYPT-LUKS2-4567-swap_crypt", "swap_crypt", "dm-2");
+	encrypted_root_passes(f, "on dm-crypt on LVM (swap_crypt)");
+}
+
+/* @len bytes at @off of the target, then the doctor's target check FAILs:
+ * what it says. */
+static const char *target_fails_with(struct fx *f, const void *bytes, size_t len, off_t off)
+{
+	const char *msg = "";
+	int fd = open(f->swapfile, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, bytes, len, off), (ssize_t)len);
+	close(fd);
+	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
+	assert_int_equal(verdict_of(f, "target", &msg), HIB_DOCTOR_FAIL);
+	return msg;
+}
+
+/* The LUKS container named instead of its opened mapping: refused, with the fix. */
+static void luks_container_target_fails(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = target_fails_with(f, "LUKS\xba\xbe\0\2", 8, 0);
+
+	assert_non_null(strstr(msg, "LUKS container"));
+	assert_non_null(strstr(msg, "cryptsetup open"));
+	assert_non_null(strstr(msg, "/dev/mapper/NAME"));
+	for (int i = 0; i < f->n; i++)
+		assert_string_not_equal(f->seen[i], "space");
+}
+
 static void nohibernate_fails(void **state)
 {
 	struct fx *f = *state;
@@ -323,18 +466,60 @@ static void zram_only_fails(void **state)
 	assert_non_null(strstr(msg, "zram"));
 }
 
-static void not_swap_fails(void **state)
+/* zram beside the target: what the cycle will do with it, by zram = and by
+ * whether its pages fit. */
+static int run_zram(struct fx *f, enum hib_zram_mode mode)
+{
+	struct hib_doctor_input in = {
+		.root = f->root,
+		.cmdline = "resume=/dev/vda1",
+		.target = { .spec = f->swapfile, .offset_set = true },
+		.image_size = -1,
+		.zram = mode,
+	};
+
+	f->n = 0;
+	return hib_doctor(&in, collect, f);
+}
+
+static void zram_beside_says_what_the_cycle_does(void **state)
 {
 	struct fx *f = *state;
 	const char *msg = "";
-	int fd = open(f->swapfile, O_RDWR);
+	char swaps[1024];
 
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, "EXT4GARBAGE", 10, 4086), 10);
-	close(fd);
-	assert_int_equal(run(f, "resume=/dev/vda1"), HIB_DOCTOR_FAIL);
-	assert_int_equal(verdict_of(f, "target", &msg), HIB_DOCTOR_FAIL);
-	assert_non_null(strstr(msg, "not a swap area"));
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "zram", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "no zram swap"));
+
+	put(f, "/proc/meminfo", "MemTotal: 1048576 kB\nMemAvailable: 600000 kB\n");
+	snprintf(swaps, sizeof(swaps),
+		 "Filename\tType\tSize\tUsed\tPriority\n"
+		 "/dev/zram0 partition 500000 262144 100\n%s file 1048572 0 -2\n",
+		 f->swapfile);
+	put(f, "/proc/swaps", swaps);
+	run_zram(f, HIB_ZRAM_SWAPOFF);
+	assert_int_equal(verdict_of(f, "zram", &msg), HIB_DOCTOR_PASS);
+	assert_string_equal(msg, "/dev/zram0 is active swap at priority 100 above the target's -2: "
+				 "hibernate swaps it off for the cycle (256 MiB back into memory) "
+				 "and on again after");
+	run_zram(f, HIB_ZRAM_KEEP);
+	assert_int_equal(verdict_of(f, "zram", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "zram = keep leaves it on"));
+
+	/* 256 MiB in zram, 100 MiB available, the target's room does not count. */
+	put(f, "/proc/meminfo", "MemTotal: 1048576 kB\nMemAvailable: 102400 kB\n");
+	run_zram(f, HIB_ZRAM_SWAPOFF);
+	assert_int_equal(verdict_of(f, "zram", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "/dev/zram0 holds 256 MiB"));
+	assert_non_null(strstr(msg, "(100 MiB, 64 MiB kept free)"));
+}
+
+static void not_swap_fails(void **state)
+{
+	struct fx *f = *state;
+
+	assert_non_null(strstr(target_fails_with(f, "EXT4GARBAGE", 10, 4086), "not a swap area"));
 }
 
 static void missing_target_fails(void **state)
@@ -474,8 +659,17 @@ int main(void)
 		cmocka_unit_test_setup_teardown(power_disk_disabled_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(clear_swap_warns_only_when_encrypting, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(plain_target_under_encrypted_root_warns, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(plain_target_under_plain_root_passes, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(lv_on_luks_target_is_encrypted, setup, teardown),
+		cmocka_unit_test_setup_teardown(luks_on_lv_target_is_encrypted, setup, teardown),
+		cmocka_unit_test_setup_teardown(luks_container_target_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(nohibernate_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(zram_only_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(zram_beside_says_what_the_cycle_does, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(not_swap_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_target_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_swap_fails_with_numbers, setup, teardown),

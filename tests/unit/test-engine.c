@@ -56,7 +56,8 @@ enum refuse_kind {
 	R_OUR_IMAGE,
 	R_BROKEN_IMAGE,
 	R_READ_ONLY,
-	R_IMAGE_FILE
+	R_IMAGE_FILE,
+	R_LUKS
 };
 
 struct refuse_case {
@@ -73,6 +74,8 @@ static const struct refuse_case refuse_cases[] = {
 	{ "suspend_refuses_read_only_target", R_READ_ONLY, -EBADF },
 	/* A prepared image file must be named as a file, so its pages can be mapped. */
 	{ "suspend_refuses_image_file_opened_as_device", R_IMAGE_FILE, -EMEDIUMTYPE },
+	/* A LUKS container is never ours to write, whatever the end of its page 0 says. */
+	{ "suspend_refuses_luks_container", R_LUKS, -EMEDIUMTYPE },
 };
 
 static void suspend_refuses(void **state)
@@ -115,6 +118,9 @@ static void suspend_refuses(void **state)
 		break;
 	case R_IMAGE_FILE:
 		pwrite_at(path, TEST_PAGE - HIB_SIG_LEN, HIB_FILE_SIG, HIB_SIG_LEN);
+		break;
+	case R_LUKS:
+		pwrite_at(path, 0, "LUKS\xba\xbe\0\2", 8);
 		break;
 	}
 	before = hash_file(path);

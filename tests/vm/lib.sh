@@ -71,6 +71,8 @@ HIBVM_BASE_FORMAT=4
 #          hibtest.modules=ext4): crc16, mbcache, jbd2, ext4 and crc32c.
 #   xfs, btrfs: the same, for the swap file scenarios on those filesystems
 #          (libcrc32c, and for btrfs xor, raid6_pq, zstd_compress).
+#   dm:    device-mapper and dm-crypt, for swap on an LVM logical volume
+#          (lvm-swap; its ciphers, aes and cbc, are built in).
 declare -gA HIBVM_MODSETS=(
 	[block]="virtio_pci virtio_blk"
 	[ext4]="ext4"
@@ -79,13 +81,16 @@ declare -gA HIBVM_MODSETS=(
 	[net]="dummy"
 	[spare]="crc_itu_t"
 	[zram]="zram"
+	[dm]="dm_mod dm_crypt"
+	[dmthin]="dm_thin_pool"
 )
 # Sets a kernel may lack (then the set is left out of the initramfs: no
 # /etc/hibtest/modules.SET, and the scenario SKIPs that part):
 #   net:   the dummy network driver (hook scenarios: an interface to take down)
 #   spare: a module nothing uses, for unload-modules
 #   zram:  swap in memory (hibernate doctor's zram-only check)
-HIBVM_MODSETS_OPTIONAL="net spare zram"
+#   dmthin: thin provisioning (lvm-swap's refused thin LV)
+HIBVM_MODSETS_OPTIONAL="net spare zram dmthin"
 # softdep aliases -> modules, for the few we follow: the first of the list
 # that the kernel has (as a module or built in) is taken, none if it has
 # none.  ext4 and jbd2 have `softdep=pre: crypto-crc32c` (metadata_csum

@@ -10,9 +10,8 @@ mount_vda2() {
 	mount -t "$1" /dev/vda2 /mnt || fatal "mount -t $1 /dev/vda2 /mnt failed"
 }
 
-# make_swapfile MB: a swap file the way the documentation tells users to make
-# one: every byte written with dd (fallocate leaves unwritten extents, which
-# hibernate rightly refuses), mode 0600, mkswap, swapon.
+# make_swapfile MB: a swap file made the classic way: every byte written with
+# dd (swapfile-fallocate makes them with fallocate), mode 0600, mkswap, swapon.
 make_swapfile() {
 	dd if=/dev/zero of="$SWAPFILE" bs=1M count="$1" 2>/dev/null ||
 		fatal "dd of a $1 MB swap file failed"
@@ -68,7 +67,27 @@ resume_from_cmdline() {
 	resume_step
 }
 
+# hibernate_into FILE: the workload, then `hibernate --device FILE`.  Returns
+# only in the resumed world (on the resuming boot's console), with the
+# workload checked and the file's signature said (status_after).
+hibernate_into() {
+	workload_start
+	workload_report
+	dmesg_mark
+	say mark hibernate
+	hibernate --device "$1"
+	resumed_or_exit $?
+	workload_after_resume
+	# O_DIRECT through the file: what the disk holds, not boot 1's page cache.
+	say status_after "$(status_line "$1" signature)"
+}
+
 # status_line DEV-OR-FILE KEY: one "key: value" of `hibernate status`.
 status_line() {
 	hibernate status --device "$1" 2>/dev/null | sed -n "s/^$2: *//p"
+}
+
+# hibernate_into_swapfile: hibernate_into the scenario's $SWAPFILE.
+hibernate_into_swapfile() {
+	hibernate_into "$SWAPFILE"
 }

@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2034 # RESUME_ARGS, FILE_PAGE: read by the .host files
 # Host-side checks shared by the file-target scenarios (swapfile-ext4,
-# swapfile-xfs, plain-file); sourced by their .host files.  Not a scenario:
-# tests/vm/run lists only *.host.
+# swapfile-xfs, swapfile-btrfs, plain-file); sourced by their .host files.
+# Not a scenario: tests/vm/run lists only *.host.
 
 P2_BYTES=$((HIBVM_P2_START_MIB * 1048576))
 
@@ -10,12 +10,51 @@ p2_uuid() {
 	blkid -p -O "$P2_BYTES" -s UUID -o value "$VM_DISK"
 }
 
+# p2_btrfs_file_bytes NAME: "LOGICAL DEVICE" bytes of the first byte of file
+# NAME in the top directory of vda2's btrfs, from its metadata read on the
+# host: the file's first EXTENT_DATA item (a btrfs logical address) and the
+# chunk tree item holding it (stripe 0's offset + the distance from the
+# chunk's start).  Empty when the tool cannot tell.
+p2_btrfs_file_bytes() {
+	local name=$1 tmp ino logical
+	tmp=$(mktemp "${TMPDIR:-/tmp}/hibvm-btrfs.XXXXXX")
+	dd if="$VM_DISK" of="$tmp" bs=1M skip="$HIBVM_P2_START_MIB" count="$HIBVM_P2_SIZE_MIB" \
+		conv=sparse status=none
+	# "item 7 key (257 INODE_REF 256) ..." then "index 2 namelen 8 name: NAME";
+	# "key (257 EXTENT_DATA 0)" then "extent data disk byte B nr N" and
+	# "extent data offset O nr N ram N": logical B + O.
+	ino=$(btrfs inspect-internal dump-tree -t 5 "$tmp" 2>/dev/null | awk -v n="$name" '
+		/ INODE_REF 256\)/ { i = $4; sub(/\(/, "", i); next }
+		i != "" && / name: / && $NF == n { print i; exit }
+		{ i = "" }')
+	if [[ $ino =~ ^[0-9]+$ ]]; then
+		logical=$(btrfs inspect-internal dump-tree -t 5 "$tmp" 2>/dev/null | awk -v k="($ino" '
+			$4 == k && $5 == "EXTENT_DATA" && $6 == "0)" { on = 1; next }
+			on && /extent data disk byte/ { b = $5 }
+			on && /extent data offset/ { print b + $4; exit }')
+	fi
+	if [[ $logical =~ ^[0-9]+$ ]]; then
+		btrfs inspect-internal dump-tree -t chunk "$tmp" 2>/dev/null | awk -v l="$logical" '
+			/ CHUNK_ITEM / { s = $6; sub(/\)/, "", s); len = "" }
+			/^[ \t]*length / { len = $2 }
+			/^[ \t]*stripe 0 / && len != "" && l >= s && l < s + len {
+				printf "%d %d\n", l, $6 + (l - s); exit }'
+	fi
+	rm -f "$tmp"
+	return 0
+}
+
 # p2_file_first_page FS PATH: the page of vda2 holding the first byte of PATH,
 # from the filesystem's own metadata (not from hibernate): debugfs for ext4,
-# xfs_db for xfs.  Empty when the tool cannot tell.
+# xfs_db for xfs, btrfs's dump-tree for btrfs (PATH in the top directory).
+# Empty when the tool cannot tell.
 p2_file_first_page() {
-	local fs=$1 path=$2 blk tmp fsb daddr
+	local fs=$1 path=$2 blk tmp fsb daddr bytes
 	case $fs in
+	btrfs)
+		bytes=$(p2_btrfs_file_bytes "${path#/}")
+		[[ $bytes =~ ^[0-9]+\ ([0-9]+)$ ]] && echo $((BASH_REMATCH[1] / 4096))
+		;;
 	ext4)
 		# "bmap FILE 0": the physical block of logical block 0; the scenarios
 		# make ext4 with 4 KiB blocks, so block = page.

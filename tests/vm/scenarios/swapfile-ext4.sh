@@ -25,15 +25,7 @@ case $boot in
 	make_swapfile 160
 	say file_sig "$(swap_signature "$SWAPFILE")"
 	report_offset "$SWAPFILE"
-	workload_start
-	workload_report
-	dmesg_mark
-	say mark hibernate
-	hibernate --device "$SWAPFILE"
-	resumed_or_exit $?
-	workload_after_resume
-	# O_DIRECT through the file: what the disk holds, not boot 1's page cache.
-	say status_after "$(status_line "$SWAPFILE" signature)"
+	hibernate_into "$SWAPFILE"
 	;;
 2)
 	resume_from_cmdline
