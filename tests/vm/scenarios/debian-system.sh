@@ -49,10 +49,19 @@ cmdline_boot() {
 }
 
 unit_report() {
-	# The stale-image unit of this boot: its state and what it said.
+	# A device that came after the stale-image unit (luks-swap-dracut's swap
+	# LV) has a late unit of its own: let it end first.
+	n=0
+	while [ $n -lt 150 ] && systemctl list-units --no-legend 'hibernate-discard-stale-late-*' | grep -q .; do
+		sleep 1
+		n=$((n + 1))
+	done
+	# The stale-image unit of this boot: its state and what it and any late
+	# unit said; the swap units' lines beside them.
 	say stale_unit "$(systemctl show -P ActiveState hibernate-discard-stale.service)/$(systemctl show -P Result hibernate-discard-stale.service)"
-	journalctl -b -o cat -u hibernate-discard-stale.service | grep -v '^Starting\|^Finished' | show stale-unit
-	say stale_unit_said "$(journalctl -b -o cat -u hibernate-discard-stale.service | grep hibernate: | tail -n 1)"
+	journalctl -b -o cat -u 'hibernate-discard-stale*' | grep -v '^Starting\|^Finished' | show stale-unit
+	journalctl -b -o cat -u '*.swap' | show swap-units
+	say stale_unit_said "$(journalctl -b -o cat -u 'hibernate-discard-stale*' | grep hibernate: | tail -n 1)"
 }
 
 # The image state of the swap device (vda2) as the binary sees it.
