@@ -62,6 +62,8 @@ unit_report() {
 	journalctl -b -o cat -u 'hibernate-discard-stale*' | grep -v '^Starting\|^Finished' | show stale-unit
 	journalctl -b -o cat -u '*.swap' | show swap-units
 	say stale_unit_said "$(journalctl -b -o cat -u 'hibernate-discard-stale*' | grep hibernate: | tail -n 1)"
+	say stale_late "$(journalctl -b -o cat -u hibernate-discard-stale.service | grep -c 'is not there yet')"
+	say swapon_rewrote "$(journalctl -b -o cat -u '*.swap' | grep -c 'software suspend data detected')"
 }
 
 # The image state of the swap device (vda2) as the binary sees it.
