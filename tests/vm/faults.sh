@@ -265,7 +265,8 @@ corrupt_run() {
 # ---------------------------------------------------------------- console input
 
 # console_answer_start N TEXT...: during boot N, type TEXT1 at the first
-# passphrase or PIN prompt ("Passphrase" or "TPM PIN" on the console), TEXT2
+# passphrase or PIN prompt ("Passphrase" or "TPM PIN" on the console, or
+# what the extended regex CONSOLE_PROMPT_RE matches), TEXT2
 # at the second... (with Enter).  Needs vm_console_open.  A prompt has no
 # newline yet when it shows, so this watches the log file rather than the
 # console's lines; it waits a little after each prompt, because `hibernate`
@@ -280,7 +281,7 @@ console_answer_start() {
 		for text in "$@"; do
 			i=$((i + 1))
 			while :; do
-				seen=$(grep -a -c -E '^(Passphrase|TPM PIN)' "$log" 2>/dev/null)
+				seen=$(grep -a -c -E "${CONSOLE_PROMPT_RE:-^(Passphrase|TPM PIN)}" "$log" 2>/dev/null)
 				((seen >= i)) && break
 				((SECONDS < deadline)) || exit 0
 				sleep 0.2

@@ -12,7 +12,7 @@ depends() {
 }
 
 install() {
-	local conf=/etc/hibernate.conf hibernate=@SBINDIR@/hibernate keyfile
+	local conf=/etc/hibernate.conf hibernate=@SBINDIR@/hibernate keyfile dev
 	# The initramfs resumes with this file: one the binary refuses stops the
 	# build here, where it can be fixed, rather than at resume.  Its values come
 	# from the binary too (quotes, blanks, comments as it reads them).
@@ -36,6 +36,14 @@ install() {
 		chmod 600 "${initdir}${keyfile}"
 	elif [[ -n $keyfile ]]; then
 		dwarning "hibernate: key-file $keyfile (in $conf) does not exist"
+	fi
+	# The target named in hibernate.conf only (90-hibernate.conf made it a
+	# host device): the initqueue waits for it, as for resume=, but a boot
+	# without it goes on.
+	dev=$(@PKGLIBDIR@/initramfs-device)
+	if [[ -n $dev ]]; then
+		wait_for_dev -n "$dev"
+		dinfo "hibernate: resume device $dev (device in $conf) handed to the image (host device, waited for)"
 	fi
 	# pre-mount: after udev has brought up the devices the root needs and
 	# the initqueue has waited for resume= (dracut's resume module), before

@@ -24,6 +24,9 @@ export PATH
 STATE=/run/hibtest
 DATA=/dev/shm/workload.bin
 DATA_MB=64
+# The swap device of boots 1-4: vda2, or the one /etc/hibtest.swap names
+# (luks-swap: the swap LV).
+SWAPDEV=$(cat /etc/hibtest.swap 2>/dev/null) || SWAPDEV=/dev/vda2
 
 say() {
 	echo "HIBTEST $1=$2" >/dev/console
@@ -46,15 +49,26 @@ cmdline_boot() {
 }
 
 unit_report() {
-	# The stale-image unit of this boot: its state and what it said.
+	# A device that came after the stale-image unit (luks-swap-dracut's swap
+	# LV) has a late unit of its own: let it end first.
+	n=0
+	while [ $n -lt 150 ] && systemctl list-units --no-legend 'hibernate-discard-stale-late-*' | grep -q .; do
+		sleep 1
+		n=$((n + 1))
+	done
+	# The stale-image unit of this boot: its state and what it and any late
+	# unit said; the swap units' lines beside them.
 	say stale_unit "$(systemctl show -P ActiveState hibernate-discard-stale.service)/$(systemctl show -P Result hibernate-discard-stale.service)"
-	journalctl -b -o cat -u hibernate-discard-stale.service | grep -v '^Starting\|^Finished' | show stale-unit
-	say stale_unit_said "$(journalctl -b -o cat -u hibernate-discard-stale.service | grep hibernate: | tail -n 1)"
+	journalctl -b -o cat -u 'hibernate-discard-stale*' | grep -v '^Starting\|^Finished' | show stale-unit
+	journalctl -b -o cat -u '*.swap' | show swap-units
+	say stale_unit_said "$(journalctl -b -o cat -u 'hibernate-discard-stale*' | grep hibernate: | tail -n 1)"
+	say stale_late "$(journalctl -b -o cat -u hibernate-discard-stale.service | grep -c 'is not there yet')"
+	say swapon_rewrote "$(journalctl -b -o cat -u '*.swap' | grep -c 'software suspend data detected')"
 }
 
-# The image state of vda2 as the binary sees it.
+# The image state of the swap device (vda2) as the binary sees it.
 vda2_report() {
-	hibernate status --device /dev/vda2 >$STATE/status 2>&1
+	hibernate status --device "$SWAPDEV" >$STATE/status 2>&1
 	say vda2_image "$(sed -n 's/^image: *//p' $STATE/status)"
 	say vda2_signature "$(sed -n 's/^signature: *//p' $STATE/status)"
 }
@@ -99,9 +113,9 @@ step() {
 			journalctl -b -k -o cat | grep -i 'PM: \|hibernat' | show kernel-log
 		fi
 		# systemd's gpt-auto-generator may have turned it on already (a swap
-		# partition on the root disk).
-		say vda2_active "$(swap_active /dev/vda2)"
-		[ "$(swap_active /dev/vda2)" = 1 ] || out=$(swapon /dev/vda2 2>&1) || fatal "swapon /dev/vda2 failed: $out; $(blkid -p /dev/vda2 2>&1)"
+		# partition on the root disk), or fstab (luks-swap).
+		say vda2_active "$(swap_active "$SWAPDEV")"
+		[ "$(swap_active "$SWAPDEV")" = 1 ] || out=$(swapon "$SWAPDEV" 2>&1) || fatal "swapon $SWAPDEV failed: $out; $(blkid -p "$SWAPDEV" 2>&1)"
 		workload_start
 		hibernate_now "$boot"
 		;;
@@ -135,6 +149,10 @@ step() {
 		# The sleep goes on in the resumed world: nothing to say there.
 		[ -e $STATE/resumed ] && exit 0
 		say hibernate_rc "the power key did not hibernate within 150 s"
+		systemctl poweroff
+		;;
+	luks-setup)
+		luks_setup
 		systemctl poweroff
 		;;
 	2 | 6 | 7)
@@ -175,6 +193,107 @@ keyfile_setup() {
 	dd if="$initrd" of=/dev/vdb bs=4096 seek=1 conv=fsync status=none || fatal "cannot copy $initrd to /dev/vdb"
 	say initrd_bytes "$size"
 	say initrd_sha "$(sha256sum "$initrd" | cut -d' ' -f1)"
+}
+
+# give_initrd FILE DISK: FILE to the host, raw on DISK (a line
+# "HIBTEST-INITRD SIZE" padded to 4 KiB, then the file).
+give_initrd() {
+	size=$(stat -c %s "$1")
+	printf 'HIBTEST-INITRD %s\n' "$size" | dd of="$2" bs=4096 conv=sync status=none ||
+		fatal "cannot write to $2"
+	dd if="$1" of="$2" bs=4096 seek=1 conv=fsync status=none || fatal "cannot copy $1 to $2"
+}
+
+# initramfs_tools_images: /boot/initrd.img-$rel by update-initramfs, then
+# /root/initrd.nohandover without our conf hook, in the chroot $mnt.
+initramfs_tools_images() {
+	chroot $mnt update-initramfs -u -k "$rel" >$STATE/update-initramfs 2>&1 ||
+		fatal "update-initramfs in the chroot failed: $(tail -n 3 $STATE/update-initramfs)"
+	show update-initramfs <$STATE/update-initramfs
+	say handover_said "$(grep 'hibernate: resume device' $STATE/update-initramfs)"
+	# What the initramfs got: RESUME= in its conf.d, cryptroot's crypttab.
+	unmkinitramfs $mnt/boot/initrd.img-"$rel" $STATE/unpacked || fatal "unmkinitramfs failed"
+	say initramfs_resume "$(cat "$(find $STATE/unpacked -path '*/conf/conf.d/zz-resume-hibernate')" 2>/dev/null)"
+	say initramfs_crypttab "$(cut -d' ' -f1 "$(find $STATE/unpacked -path '*/cryptroot/crypttab')" 2>/dev/null | paste -sd' ')"
+	hook=$mnt/usr/share/initramfs-tools/conf-hooks.d/hibernate
+	mv $hook $mnt/root/conf-hook.hibernate || fatal "no conf hook $hook"
+	chroot $mnt mkinitramfs -o /root/initrd.nohandover "$rel" >$STATE/mkinitramfs 2>&1 ||
+		fatal "mkinitramfs without the conf hook failed: $(tail -n 3 $STATE/mkinitramfs)"
+	mv $mnt/root/conf-hook.hibernate $hook
+}
+
+# dracut_images: the same with dracut, host-only (as Fedora's): without our
+# configuration the image would unlock the container and activate the root
+# LV only.
+dracut_images() {
+	printf 'hostonly="yes"\ncompress="gzip"\n' >$mnt/etc/dracut.conf.d/hibtest.conf
+	chroot $mnt dracut -f /boot/initrd.img-"$rel" "$rel" >$STATE/dracut 2>&1 ||
+		fatal "dracut in the chroot failed: $(tail -n 3 $STATE/dracut)"
+	show dracut <$STATE/dracut
+	say handover_said "$(grep 'hibernate: resume device' $STATE/dracut)"
+	say initramfs_resume "$(chroot $mnt lsinitrd -f etc/cmdline.d/90lvm.conf /boot/initrd.img-"$rel" | tr -s ' \n' '  ')"
+	say initramfs_crypttab "$(chroot $mnt lsinitrd -f etc/crypttab /boot/initrd.img-"$rel" | cut -d' ' -f1 | paste -sd' ')"
+	conf=$mnt/usr/lib/dracut/dracut.conf.d/90-hibernate.conf
+	mv $conf $mnt/root/dracut.hibernate.conf || fatal "no $conf"
+	chroot $mnt dracut -f /root/initrd.nohandover "$rel" >$STATE/dracut2 2>&1 ||
+		fatal "dracut without our configuration failed: $(tail -n 3 $STATE/dracut2)"
+	mv $mnt/root/dracut.hibernate.conf $conf
+}
+
+# luks_setup (luks-swap's first boot, from the plain root on vdb): vda1
+# becomes a LUKS2 container holding the volume group hibvg with the root
+# LV (a copy of this system) and the swap LV, as Debian's installer makes
+# it.  Inside it, as the installer does, update-initramfs in a chroot (its
+# hooks see the layout; initramfs-tools or dracut, the one installed): the
+# initramfs with the hand-over to vdc, one made without it to vdd.
+luks_setup() {
+	pass=$(cat /usr/local/lib/hibtest/luks.pass) || fatal "no passphrase file"
+	mnt=/mnt/luks
+	t0=$(date +%s)
+	# pbkdf2 at its minimum: the initramfs unlocks under TCG in no time.
+	printf %s "$pass" | cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 \
+		--pbkdf-force-iterations 1000 /dev/vda1 - || fatal "luksFormat /dev/vda1 failed"
+	printf %s "$pass" | cryptsetup open --key-file - /dev/vda1 vda1_crypt || fatal "cryptsetup open failed"
+	out=$({ pvcreate -q /dev/mapper/vda1_crypt && vgcreate -q hibvg /dev/mapper/vda1_crypt &&
+		lvcreate -q -y -L 2560M -n root hibvg && lvcreate -q -y -l 100%FREE -n swap hibvg &&
+		mkfs.ext4 -q -L hibroot /dev/hibvg/root && mkswap /dev/hibvg/swap; } 2>&1) ||
+		fatal "LVM on /dev/mapper/vda1_crypt failed: $out"
+	mkdir -p $mnt
+	mount /dev/hibvg/root $mnt || fatal "mount /dev/hibvg/root failed"
+	# From a bind mount of / alone: no mounts under it, $mnt not inside it.
+	mkdir -p /run/hibsrc
+	mount --bind / /run/hibsrc || fatal "mount --bind / failed"
+	out=$(cp -a /run/hibsrc/. $mnt/ 2>&1) || fatal "copying the root into the LV failed: $out"
+	umount /run/hibsrc
+	rm -f $mnt/usr/local/lib/hibtest/luks.pass $mnt/etc/initramfs-tools/conf.d/resume
+	printf '/dev/mapper/hibvg-root / ext4 errors=remount-ro 0 1\n/dev/mapper/hibvg-swap none swap sw 0 0\n' >$mnt/etc/fstab
+	echo "vda1_crypt UUID=$(blkid -s UUID -o value /dev/vda1) none luks,discard" >$mnt/etc/crypttab
+	# The target is named in hibernate.conf only: no resume=, no conf.d/resume.
+	echo 'device = /dev/mapper/hibvg-swap' >>$mnt/etc/hibernate.conf
+	echo /dev/mapper/hibvg-swap >$mnt/etc/hibtest.swap
+	# MODULES=dep and gzip -1: ~2 min under TCG instead of ~8.
+	printf 'MODULES=dep\nCOMPRESSLEVEL=1\n' >$mnt/etc/initramfs-tools/conf.d/hibtest
+	for d in dev proc sys run; do mount --bind /$d $mnt/$d || fatal "mount --bind /$d failed"; done
+	say mark setup_copied
+	say setup_copy_s "$(($(date +%s) - t0))"
+	rel=$(uname -r)
+	if [ -x $mnt/usr/sbin/update-initramfs ]; then
+		initramfs_tools_images
+	else
+		dracut_images
+	fi
+	give_initrd $mnt/boot/initrd.img-"$rel" /dev/vdc
+	say initrd_bytes "$(stat -c %s $mnt/boot/initrd.img-"$rel")"
+	say initrd_sha "$(sha256sum $mnt/boot/initrd.img-"$rel" | cut -d' ' -f1)"
+	give_initrd $mnt/root/initrd.nohandover /dev/vdd
+	say initrd2_bytes "$(stat -c %s $mnt/root/initrd.nohandover)"
+	say initrd2_sha "$(sha256sum $mnt/root/initrd.nohandover | cut -d' ' -f1)"
+	rm -f $mnt/root/initrd.nohandover
+	for d in run sys proc dev; do umount $mnt/$d; done
+	{ umount $mnt && vgchange -q -an hibvg >/dev/null && cryptsetup close vda1_crypt; } ||
+		fatal "cannot close the LUKS layout"
+	say setup_s "$(($(date +%s) - t0))"
+	say setup_done 1
 }
 
 resumed() {
