@@ -17,7 +17,7 @@ WORKLOAD_MB=${WORKLOAD_MB:-8}
 
 [ -x /bin/hibernate ] || fatal "/bin/hibernate missing from the initramfs"
 [ -x /bin/wstool ] || fatal "/bin/wstool missing from the initramfs"
-limit=200 hog_mib=128
+limit=256 hog_mib=192
 # shellcheck disable=SC2013 # words, not lines
 for word in $(cat /proc/cmdline); do
 	case $word in
