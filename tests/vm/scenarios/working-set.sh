@@ -17,14 +17,8 @@ WORKLOAD_MB=${WORKLOAD_MB:-8}
 
 [ -x /bin/hibernate ] || fatal "/bin/hibernate missing from the initramfs"
 [ -x /bin/wstool ] || fatal "/bin/wstool missing from the initramfs"
+# The image limit and each hog's size (MiB): tests/vm/README.md says why.
 limit=256 hog_mib=192
-# shellcheck disable=SC2013 # words, not lines
-for word in $(cat /proc/cmdline); do
-	case $word in
-	hibtest.limit=*) limit=${word#*=} ;;
-	hibtest.hog=*) hog_mib=${word#*=} ;;
-	esac
-done
 blob=/mnt/data/blob
 
 # The hogs' VmSwap together, in KiB.
