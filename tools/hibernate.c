@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frontend/askpass.h"
 #include "frontend/config.h"
 #include "frontend/doctor.h"
 #include "frontend/stats.h"
@@ -291,14 +292,82 @@ static int read_key_file(const char *path, struct hib_key_file *k)
 	return r;
 }
 
-/* A line from the console with echo off; from stdin as it is when not a terminal. */
-static int read_passphrase(const char *prompt, struct secret_buf *b)
+/* How long hibernating waits for the agents' answer: a lid closed on a
+ * question must not keep the machine awake. A resume waits for the user. */
+#define HIBERNATE_ASK_TIMEOUT_S 90
+
+/* Where passphrases are asked (lib/frontend/askpass.h), decided once a run. */
+static enum hib_askpass_via ask_via(const char **ret_agent)
+{
+	static struct hib_askpass_env env;
+	static bool probed;
+
+	if (!probed) {
+		hib_askpass_probe(&env);
+		probed = true;
+	}
+	*ret_agent = env.agent;
+	return hib_askpass_choose(&env);
+}
+
+/* Asked where a typo would go unnoticed: confirm it. */
+static bool ask_interactive(void)
+{
+	const char *agent;
+	enum hib_askpass_via via = ask_via(&agent);
+
+	return via == HIB_ASKPASS_TTY || via == HIB_ASKPASS_AGENT;
+}
+
+/* @prompt without its trailing blank, for the agents (they lay out their own)
+ * and for messages. */
+static const char *prompt_text(const char *prompt, char *buf, size_t size)
+{
+	size_t len = strlen(prompt);
+
+	while (len && prompt[len - 1] == ' ')
+		len--;
+	snprintf(buf, size, "%.*s", (int)len, prompt);
+	return buf;
+}
+
+/* systemd-ask-password's answer, within @timeout_s (0: no limit). */
+static int read_passphrase_agent(const char *agent, const char *prompt, unsigned timeout_s,
+				 struct secret_buf *b)
+{
+	struct hib_error err;
+	char msg[256];
+	int r;
+
+	r = hib_askpass_agent(agent, "image", prompt_text(prompt, msg, sizeof(msg)), timeout_s,
+			      b->data, sizeof(b->data), &b->len, &err);
+	if (r < 0 && r != -ENODATA)
+		say("%s", err.msg);
+	return r;
+}
+
+/* A line from stdin (echo off on a terminal), or the agents' answer within
+ * @agent_timeout_s (0: no limit). */
+static int read_passphrase(const char *prompt, unsigned agent_timeout_s, struct secret_buf *b)
 {
 	struct termios tio, old;
-	bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &old) == 0;
+	const char *agent;
+	enum hib_askpass_via via = ask_via(&agent);
+	bool tty = via == HIB_ASKPASS_TTY && tcgetattr(STDIN_FILENO, &old) == 0;
 	size_t n = 0;
 	char c;
 
+	if (via == HIB_ASKPASS_NONE) {
+		char msg[256];
+
+		say("nowhere to ask \"%s\": standard input is not a terminal and no systemd "
+		    "password agent runs (systemd-ask-password); run hibernate from a terminal, "
+		    "or give a key file (key-file = in /etc/hibernate.conf)",
+		    prompt_text(prompt, msg, sizeof(msg)));
+		return -ENOTTY;
+	}
+	if (via == HIB_ASKPASS_AGENT)
+		return read_passphrase_agent(agent, prompt, agent_timeout_s, b);
 	fprintf(stderr, "%s", prompt);
 	fflush(stderr);
 	if (tty) {
@@ -346,7 +415,7 @@ static int ask_secret(int attempt, const char *what, struct hib_secret *ret, voi
 	snprintf(prompt, sizeof(prompt),
 		 "%s for the hibernation image%s: ", pin ? "TPM PIN" : "Passphrase",
 		 attempt > 1 ? " (again)" : "");
-	r = read_passphrase(prompt, resume_secret);
+	r = read_passphrase(prompt, 0, resume_secret);
 	if (r < 0)
 		return r;
 	ret->kind = HIB_SECRET_PASSPHRASE;
@@ -682,11 +751,11 @@ static int ask_new_passphrase(const char *what, struct secret_buf **ret_buf, str
 	if (!b1)
 		return -ENOMEM;
 	snprintf(prompt, sizeof(prompt), "%s for the hibernation image: ", what);
-	r = read_passphrase(prompt, b1);
-	if (r == 0 && isatty(STDIN_FILENO)) {
+	r = read_passphrase(prompt, HIBERNATE_ASK_TIMEOUT_S, b1);
+	if (r == 0 && ask_interactive()) {
 		snprintf(prompt, sizeof(prompt), "%s again: ", what);
 		b2 = secret_buf_new();
-		r = b2 ? read_passphrase(prompt, b2) : -ENOMEM;
+		r = b2 ? read_passphrase(prompt, HIBERNATE_ASK_TIMEOUT_S, b2) : -ENOMEM;
 		if (r == 0 && (b1->len != b2->len || memcmp(b1->data, b2->data, b1->len))) {
 			say("the %ss differ; nothing was done", what);
 			r = -EINVAL;

@@ -949,6 +949,26 @@ static void hibernate_refuses_plain_image_when_encryption_required(void **state)
 	assert_true(hash_file(f->swap) == before);
 }
 
+/* A passphrase with no terminal and no password agent: said plainly, with the
+ * fix, before anything is touched (a unit's stdin is /dev/null). */
+static void hibernate_without_terminal_or_agent_says_so(void **state)
+{
+	struct fx *f = *state;
+	uint64_t before = hash_file(f->swap);
+	struct run r;
+
+	if (access("/run/systemd/system", F_OK) == 0) {
+		/* Here systemd's agents would be asked, and would wait for an answer. */
+		skip();
+	}
+	r = RUN("--config", f->conf, "--device", f->swap, "--offset", "0", "--snapshot-device",
+		NO_SNAPSHOT, "--no-hooks", "--encrypt");
+	expect(&r, 1, NULL, "nowhere to ask \"Passphrase for the hibernation image:\"");
+	assert_non_null(strstr(r.err, "key-file ="));
+	run_free(&r);
+	assert_true(hash_file(f->swap) == before);
+}
+
 /* The key file's rules reach the user as the library words them. */
 static void hibernate_refuses_readable_key_file(void **state)
 {
@@ -998,6 +1018,7 @@ int main(void)
 		FX(config_device_used),
 		FX(require_encryption_default_follows_encryption),
 		FX(hibernate_refuses_plain_image_when_encryption_required),
+		FX(hibernate_without_terminal_or_agent_says_so),
 		FX(hibernate_refuses_readable_key_file),
 		FX(config_get_prints_the_effective_value),
 		FX(config_get_of_a_bad_file_fails),

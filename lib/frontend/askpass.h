@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Where a passphrase is asked: the terminal on standard input, the bytes a
+ * script pipes in, or systemd's password agents (systemd-ask-password, which
+ * reaches Plymouth's splash, the console agent and wall) when there is no
+ * terminal — a systemd unit, dracut's systemd initrd (StandardInput=null).
+ */
+#ifndef HIB_ASKPASS_H
+#define HIB_ASKPASS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hibernate.h"
+
+enum hib_askpass_via {
+	HIB_ASKPASS_TTY,   /* the terminal on stdin, echo off */
+	HIB_ASKPASS_STDIN, /* a pipe or file on stdin: one line, as given */
+	HIB_ASKPASS_AGENT, /* systemd-ask-password */
+	HIB_ASKPASS_NONE,  /* nowhere to ask */
+};
+
+/* What the choice depends on; hib_askpass_probe fills it from this process. */
+struct hib_askpass_env {
+	bool stdin_tty;  /* isatty(0) */
+	bool stdin_data; /* stdin a pipe, socket or regular file: a script answers */
+	bool plymouth;   /* a splash owns the screen (/run/plymouth/pid) */
+	bool systemd;    /* systemd is the init (/run/systemd/system, also in its initrd) */
+	char agent[256]; /* systemd-ask-password's path in $PATH; "" when there is none */
+};
+
+void hib_askpass_probe(struct hib_askpass_env *ret);
+
+/*
+ * The agents when a splash owns the screen (typing on the console under it
+ * reaches nobody) and when there is no terminal nor data on stdin; otherwise
+ * stdin. The agents only where systemd runs them; NONE when they are wanted
+ * but absent. Pure.
+ */
+enum hib_askpass_via hib_askpass_choose(const struct hib_askpass_env *env);
+
+/*
+ * Ask through the agents: @agent (systemd-ask-password) with @prompt, the id
+ * "hibernate:@id" and @timeout_s (0: none), its answer read straight into @buf
+ * (locked memory is the caller's) without the newline. *@ret_len on success.
+ * -ECANCELED when no answer came (the agent exited non-zero: cancelled, timed
+ * out, or no agent is running), -ENODATA for an empty answer, -E2BIG when it does not
+ * fit @size, else -errno; @err says which and names @agent. The child never
+ * sees a descriptor of ours but the pipe.
+ */
+int hib_askpass_agent(const char *agent, const char *id, const char *prompt, unsigned timeout_s,
+		      char *buf, size_t size, size_t *ret_len, struct hib_error *err);
+
+#endif
