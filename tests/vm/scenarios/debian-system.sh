@@ -304,6 +304,9 @@ resumed() {
 	if [ "$result" != success ]; then
 		say hibernate_rc "systemd-hibernate.service: $result"
 		journalctl -b -o cat -u systemd-hibernate.service | show hibernate-unit
+		# Who was to answer a passphrase question (ask-password).
+		journalctl -b -o cat -u 'systemd-ask-password-*' | show ask-password
+		systemctl list-units --all --no-legend 'systemd-ask-password-*' | show ask-password
 		systemd-run --quiet --on-active=2 systemctl poweroff
 		return
 	fi
@@ -329,6 +332,7 @@ resumed() {
 	say journal_stats "$(journalctl -b -o cat -u systemd-hibernate.service | grep '^hibernate: ' | grep -i 'MB\|MiB\|written\|ms\|s,' | tail -n 1)"
 	say journal_kmsg_lines "$(journalctl -b -k -t hibernate -o cat | wc -l)"
 	say journal_keyfile "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: hibernating to .*encrypted with the key file')"
+	say journal_passphrase "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: hibernating to .*encrypted with a passphrase')"
 	case $from in
 	1)
 		# Image 2, for the stale-image boot (3): from a timer, outside this
