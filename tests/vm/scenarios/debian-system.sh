@@ -333,6 +333,8 @@ resumed() {
 	say journal_kmsg_lines "$(journalctl -b -k -t hibernate -o cat | wc -l)"
 	say journal_keyfile "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: hibernating to .*encrypted with the key file')"
 	say journal_passphrase "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: hibernating to .*encrypted with a passphrase')"
+	# One cycle only (ask-password): the resumed world powers off.
+	[ -e /etc/hibtest.once ] && from=once
 	case $from in
 	1)
 		# Image 2, for the stale-image boot (3): from a timer, outside this
