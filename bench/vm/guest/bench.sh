@@ -132,6 +132,10 @@ hib_opts() {
 	case $codec in
 	default) echo "-v" ;;
 	fixed) echo "-v --no-adaptive" ;; # lz4, every block compressed
+	norestore) # the defaults but the working set's restore
+		echo "restore-working-set = no" >/run/bench-norestore.conf
+		echo "-v --config /run/bench-norestore.conf"
+		;;
 	*) echo "-v -c $codec" ;;
 	esac
 }
