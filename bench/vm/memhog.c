@@ -12,15 +12,26 @@
  *              short names), the shape of a real program's heap
  *   FILE:MB    the first MB MiB of FILE copied into the heap (text, binaries,
  *              random bytes: whatever FILE holds)
+ *   map:FILE   FILE mapped read-only and read through the mapping (page cache
+ *              the process holds, as a program holds its binaries and data)
  * then prints "memhog ready MB" on stdout and sleeps until killed.  Nothing
  * of it is mlocked: under memory pressure it may be swapped out.
+ *
+ * On SIGUSR1 (the comeback workload: the user is back) it reads one byte of
+ * every page it holds, heap and mappings, in address order, and prints
+ * "memhog walked majflt=N ms=M": the major faults the walk took (getrusage)
+ * and how long it took.
  */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MIB (1024UL * 1024UL)
@@ -33,6 +44,24 @@ struct rec {
 	char name[24];
 };
 
+/* What the walk reads: every region, heap and file mappings. */
+static struct {
+	volatile unsigned char *p;
+	size_t bytes;
+} held[64];
+static int n_held;
+static volatile sig_atomic_t walk_asked;
+
+static void hold(void *p, size_t bytes)
+{
+	if (n_held == (int)(sizeof(held) / sizeof(held[0]))) {
+		fprintf(stderr, "memhog: too many regions\n");
+		exit(2);
+	}
+	held[n_held].p = p;
+	held[n_held++].bytes = bytes;
+}
+
 static void *region(size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -41,7 +70,65 @@ static void *region(size_t bytes)
 		perror("memhog: mmap");
 		exit(1);
 	}
+	hold(p, bytes);
 	return p;
+}
+
+/* map:FILE: the whole file, read once through the mapping; returns MiB. */
+static unsigned long map_file(const char *path)
+{
+	volatile unsigned char *p;
+	unsigned long sum = 0;
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0) {
+		perror(path);
+		exit(1);
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		perror("memhog: mmap file");
+		exit(1);
+	}
+	close(fd);
+	hold((void *)p, (size_t)st.st_size);
+	for (off_t off = 0; off < st.st_size; off += 4096)
+		sum += p[off];
+	(void)sum;
+	return (unsigned long)(st.st_size / (off_t)MIB);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	walk_asked = 1;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* The user is back: every page once, then how many had to come off the disk. */
+static void walk(void)
+{
+	struct rusage before, after;
+	struct timespec t0;
+	unsigned long sum = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	getrusage(RUSAGE_SELF, &before);
+	for (int i = 0; i < n_held; i++)
+		for (size_t off = 0; off < held[i].bytes; off += 4096)
+			sum += held[i].p[off];
+	getrusage(RUSAGE_SELF, &after);
+	printf("memhog walked majflt=%ld ms=%ld sum=%lu\n", after.ru_majflt - before.ru_majflt,
+	       ms_since(&t0), sum & 0xff);
+	fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -90,6 +177,10 @@ int main(int argc, char **argv)
 		unsigned char *p;
 		int fd;
 
+		if (strncmp(argv[i], "map:", 4) == 0) {
+			total += map_file(argv[i] + 4);
+			continue;
+		}
 		if (!colon) {
 			fprintf(stderr, "memhog: %s: want FILE:MB\n", argv[i]);
 			return 2;
@@ -116,8 +207,14 @@ int main(int argc, char **argv)
 		}
 		total += mb;
 	}
+	signal(SIGUSR1, on_usr1);
 	printf("memhog ready %lu\n", total);
 	fflush(stdout);
-	for (;;)
+	for (;;) {
 		pause();
+		if (walk_asked) {
+			walk_asked = 0;
+			walk();
+		}
+	}
 }

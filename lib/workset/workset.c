@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "workset/workset.h"
 
 #define PROC_FLOOR_KB 256    /* processes with less anon memory are not worth it */
+#define FILE_FLOOR_KB 16384  /* ... unless they map this much of files */
 #define SCAN_MAX_PIDS 32768  /* /proc entries looked at, at most */
 #define TEXT_MAX (64u << 20) /* an smaps text larger than this is skipped */
 #define FILE_RANGES_MAX 1024 /* ranges of one file; past it the rest is one range */
@@ -141,15 +143,19 @@ static int cand_cmp(const void *a, const void *b)
 	return x->anon_kb < y->anon_kb ? 1 : x->anon_kb > y->anon_kb ? -1 : 0;
 }
 
-/* A user process with anon memory worth restoring (kernel threads have no RssAnon). */
+/* A user process with anon memory worth restoring, or file pages mapped worth
+ * recording (kernel threads have no RssAnon): one that maps its data and holds
+ * little heap (a reader of mmap'ed files) is what the files are for. */
 static bool proc_candidate(pid_t pid, struct cand *ret)
 {
-	uint64_t anon, swap = 0;
+	uint64_t anon, swap = 0, file = 0;
 
 	if (proc_kb(pid, "status", "RssAnon", &anon) < 0)
 		return false;
 	(void)proc_kb(pid, "status", "VmSwap", &swap);
-	if (anon + swap < PROC_FLOOR_KB || proc_start_time(pid, &ret->start) < 0)
+	(void)proc_kb(pid, "status", "RssFile", &file);
+	if ((anon + swap < PROC_FLOOR_KB && file < FILE_FLOOR_KB) ||
+	    proc_start_time(pid, &ret->start) < 0)
 		return false;
 	ret->pid = pid;
 	ret->anon_kb = anon + swap;
@@ -442,31 +448,55 @@ static int open_proc(pid_t pid, const char *file)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* Brings @pid's swapped memory back: its VMAs with swap, from its smaps. */
-static void swapin_proc(struct restore_ctx *c, pid_t pid)
+/* @pid's VMAs with swap, from its smaps; their number, 0 on any failure. */
+static size_t swapped_vmas(pid_t pid, struct hib_ws_vma **ret)
 {
 	_cleanup_(freep) char *smaps = NULL;
-	_cleanup_(freep) struct hib_ws_vma *v = NULL;
-	_cleanup_(closep) int pidfd = -1, pagemap = -1, mem = -1;
+	struct hib_ws_vma *v;
 	char path[64];
 	uint64_t kb;
 	int n;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
 	if (read_text(path, TEXT_MAX, &smaps) < 0)
-		return;
+		return 0;
 	n = hib_ws_parse_smaps(smaps, NULL, 0, &kb);
 	if (n <= 0 || !(v = calloc((size_t)n, sizeof(*v))))
-		return;
+		return 0;
 	n = hib_ws_parse_smaps(smaps, v, (size_t)n, &kb);
+	*ret = v;
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* Queues the swap reads of @pid's swapped memory (process_madvise(WILLNEED)). */
+static void swapin_queue(struct restore_ctx *c, pid_t pid)
+{
+	_cleanup_(freep) struct hib_ws_vma *v = NULL;
+	_cleanup_(closep) int pidfd = -1;
+	size_t n = swapped_vmas(pid, &v);
+
+	if (n == 0)
+		return;
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd >= 0)
-		willneed(c, pidfd, v, (size_t)n);
+		willneed(c, pidfd, v, n);
 	else if (!c->st->madvise_errno)
 		c->st->madvise_errno = errno;
+}
+
+/* Maps @pid's swapped memory back: read through /proc/PID/mem, which finds
+ * the pages swapin_queue asked for in the swap cache, or reads them. */
+static void swapin_map(struct restore_ctx *c, pid_t pid)
+{
+	_cleanup_(freep) struct hib_ws_vma *v = NULL;
+	_cleanup_(closep) int pagemap = -1, mem = -1;
+	size_t n = swapped_vmas(pid, &v);
+
+	if (n == 0)
+		return;
 	pagemap = open_proc(pid, "pagemap");
 	mem = open_proc(pid, "mem");
-	for (int i = 0; i < n && pagemap >= 0 && mem >= 0 && !stop_now(c); i++)
+	for (size_t i = 0; i < n && pagemap >= 0 && mem >= 0 && !stop_now(c); i++)
 		touch_swapped(c, pagemap, mem, v[i].start, v[i].end);
 }
 
@@ -498,11 +528,15 @@ static void restore_procs(struct restore_ctx *c, const struct hib_ws_view *v)
 		vic[n++] = (struct victim){ i, kb };
 	}
 	qsort(vic, n, sizeof(*vic), victim_cmp);
+	/* Every process's reads queued before any is mapped: the disk has all of
+	 * them at once, and a process that wakes first finds its pages coming. */
+	for (size_t i = 0; i < n && !stop_now(c); i++)
+		swapin_queue(c, v->procs[vic[i].idx].pid);
 	for (size_t i = 0; i < n && !stop_now(c); i++) {
 		pid_t pid = v->procs[vic[i].idx].pid;
 		uint64_t after;
 
-		swapin_proc(c, pid);
+		swapin_map(c, pid);
 		c->st->procs++;
 		if (proc_kb(pid, "status", "VmSwap", &after) == 0 && after < vic[i].swap_kb)
 			c->st->swapin_kb += vic[i].swap_kb - after;
@@ -531,12 +565,30 @@ static void restore_file(struct restore_ctx *c, const struct hib_ws_view *v,
 	}
 }
 
+struct files_job {
+	struct restore_ctx c;
+	struct hib_ws_restore_stats st;
+	const struct hib_ws_view *v;
+};
+
+static void *restore_files(void *arg)
+{
+	struct files_job *j = arg;
+
+	for (uint32_t i = 0; i < j->v->n_files && !stop_now(&j->c); i++)
+		restore_file(&j->c, j->v, &j->v->files[i]);
+	return NULL;
+}
+
 int hib_ws_restore(const void *rec, size_t len, uint64_t limit_ms, struct hib_ws_restore_stats *ret)
 {
 	struct hib_ws_restore_stats st = { .stop = HIB_WS_DONE };
 	struct restore_ctx c = { .st = &st };
+	struct files_job fj = { .st = { .stop = HIB_WS_DONE } };
 	struct hib_ws_view v;
+	pthread_t files;
 	uint64_t total = 0;
+	bool apart;
 	int r = hib_ws_decode(rec, len, &v);
 
 	if (r < 0)
@@ -546,11 +598,22 @@ int hib_ws_restore(const void *rec, size_t len, uint64_t limit_ms, struct hib_ws
 	c.buf = malloc(BUF_LEN);
 	if (!c.buf)
 		return -ENOMEM;
+	fj.c = (struct restore_ctx){ .limits = c.limits, .st = &fj.st };
+	fj.v = &v;
+	/* The files beside the swap-in, not after it: they are often on another
+	 * disk, and on the same one the queue is kept full. Same bounds. */
+	apart = pthread_create(&files, NULL, restore_files, &fj) == 0;
 	restore_procs(&c, &v);
-	for (uint32_t i = 0; i < v.n_files && !stop_now(&c); i++)
-		restore_file(&c, &v, &v.files[i]);
+	if (apart)
+		pthread_join(files, NULL);
+	else
+		restore_files(&fj);
 	explicit_bzero(c.buf, BUF_LEN); /* other processes' memory */
 	free(c.buf);
+	st.files = fj.st.files;
+	st.file_bytes = fj.st.file_bytes;
+	if (st.stop == HIB_WS_DONE)
+		st.stop = fj.st.stop;
 	st.ms = hib_now_ms() - c.limits.start_ms;
 	*ret = st;
 	return 0;

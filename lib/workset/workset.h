@@ -144,7 +144,8 @@ struct hib_ws_record_stats {
 
 /*
  * Records the working set of the running system (every process with anon
- * memory but ours, largest first; the regular files they map or hold open,
+ * memory, or with a good deal of files mapped, but ours, largest anon memory
+ * first; the regular files they map or hold open,
  * with their ranges in the page cache now), skipping the active swap files
  * and @exclude (the image target's file, may be NULL). Bounded by the limits
  * above and by @max_ms. The serialized record in *ret_buf / *ret_len.
@@ -165,9 +166,10 @@ struct hib_ws_restore_stats {
 /*
  * Brings back what @rec (a serialized record) names, in this process: swaps
  * in each recorded process still alive (same start time), largest swap first
- * (process_madvise(MADV_WILLNEED) to read its swapped VMAs ahead, then a read
- * of them through /proc/PID/mem that maps them), then reads the files' ranges
- * into the page cache in the recorded order; stops as hib_ws_should_stop
+ * (process_madvise(MADV_WILLNEED) to read every one's swapped VMAs ahead, then
+ * a read of them through /proc/PID/mem that maps them), and beside that, in a
+ * thread of its own, reads the files' ranges into the page cache in the
+ * recorded order; each stops as hib_ws_should_stop
  * says, with @limit_ms the time limit. The caller sets the priority (a child
  * at idle I/O priority). -errno only for a record that does not decode.
  */

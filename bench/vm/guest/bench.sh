@@ -2,13 +2,18 @@
 # Guest part of make bench (bench/vm/run): the same workload for the kernel's
 # own hibernation and for `hibernate`; only the hibernate and resume commands
 # differ.  Installed as /scenarios/bench.sh; the kernel cmdline says
-#   bench.side=kernel|ours  bench.codec=default|none|lz4|zstd  bench.workload=fits|over
+#   bench.side=kernel|ours  bench.codec=default|none|lz4|zstd
+#   bench.workload=fits|over|comeback
 #   boot 1: swapon vda1, the workload, then the hibernate command
 #   boot 2: the resume step; in the resumed world boot 1's script goes on and
 #           prints resumed=1 (the host's end mark for the resume time)
 # Marks (the host takes their arrival times): mark=hibernate right before the
 # hibernate command, mark=resume right before the resume step.  `hibernate -v`
 # prints the STATS lines the host reads the image's size and phases from.
+# comeback: right after resumed=1 (the user is impatient: nothing waits for
+# the background restore) every hog walks all of its memory and the mapper
+# all of its files; comeback_done=<major faults of the walk> when the last is
+# done (the host's end mark for the time to responsive).
 # shellcheck source=../../../tests/vm/guest/guest.sh
 . /lib/hibtest/guest.sh
 
@@ -29,6 +34,7 @@ done
 case $wl in
 fits) t_random=150 t_text=150 t_bins="bin1" h_zero=100 h_struct=50 h_text=50 h_random=50 ;;
 over) t_random=250 t_text=250 t_bins="bin1 bin2" h_zero=150 h_struct=100 h_text=100 h_random=100 ;;
+comeback) ;;
 *) fatal "unknown bench.workload=$wl" ;;
 esac
 
@@ -69,10 +75,67 @@ workload() {
 	tmpfs_sum=$(md5sum </bench/random.bin | cut -d' ' -f1)
 }
 
+# comeback: no tmpfs; CB_HOGS processes of CB_HOG_MB each (records, text,
+# random bytes) and one that maps 300 MiB of files: ~1100 MiB of working set
+# against the default image size of ~780 MiB, so the snapshot swaps heap out
+# and drops the files' pages.  Their lines ("memhog ready", "memhog walked")
+# come through one FIFO, read on fd 3.
+CB_HOGS=4
+comeback_workload() {
+	mkdir -p /mnt/data
+	mount -t ext4 -o ro,noload /dev/vdb /mnt/data || fatal "mount /dev/vdb (bench data) failed"
+	mkfifo /run/comeback.fifo || fatal "mkfifo failed"
+	exec 3<>/run/comeback.fifo
+	d=/mnt/data/load
+	cb_pids=
+	i=0
+	while [ $i -lt $CB_HOGS ]; do
+		/bin/memhog 0 60 "$d/text.txt:90" "$d/random.bin:50" >/run/comeback.fifo 2>&1 &
+		cb_pids="$cb_pids $!"
+		i=$((i + 1))
+	done
+	c=/mnt/data/cache
+	/bin/memhog 0 0 "map:$c/text-1.txt" "map:$c/random-1.bin" "map:$c/bin-1" >/run/comeback.fifo 2>&1 &
+	cb_pids="$cb_pids $!"
+	for _ in $cb_pids; do
+		read -r line <&3 || fatal "comeback: no line from a hog"
+		case $line in
+		"memhog ready"*) ;;
+		*) fatal "comeback: a hog said: $line" ;;
+		esac
+	done
+	say io_scheduler "vda: $(cat /sys/block/vda/queue/scheduler) vdb: $(cat /sys/block/vdb/queue/scheduler)"
+	say workload_mb "$((CB_HOGS * 200 + 300))"
+	say meminfo "$(meminfo)"
+}
+
+# The user is back: every hog walks its memory at once; the last one's line
+# ends it.  Prints comeback_done=<sum of the walks' major faults>.
+comeback() {
+	# shellcheck disable=SC2086 # pids, as words
+	kill -USR1 $cb_pids
+	faults=0
+	for _ in $cb_pids; do
+		read -r line <&3 || fatal "comeback: no line from a hog"
+		case $line in
+		"memhog walked majflt="*) ;;
+		*) fatal "comeback: a hog said: $line" ;;
+		esac
+		f=${line#*majflt=}
+		faults=$((faults + ${f%% *}))
+		say comeback_hog "${line#memhog walked }"
+	done
+	say comeback_done "$faults"
+}
+
 hib_opts() {
 	case $codec in
 	default) echo "-v" ;;
 	fixed) echo "-v --no-adaptive" ;; # lz4, every block compressed
+	norestore) # the defaults but the working set's restore
+		echo "restore-working-set = no" >/run/bench-norestore.conf
+		echo "-v --config /run/bench-norestore.conf"
+		;;
 	*) echo "-v -c $codec" ;;
 	esac
 }
@@ -80,7 +143,7 @@ hib_opts() {
 case $1 in
 1)
 	swapon /dev/vda1 || fatal "swapon /dev/vda1 failed"
-	workload
+	if [ "$wl" = comeback ]; then comeback_workload; else workload; fi
 	[ "$side" = kernel ] && echo shutdown >/sys/power/disk
 	[ -f /sys/module/hibernate/parameters/compressor ] &&
 		say kernel_compressor_param "$(cat /sys/module/hibernate/parameters/compressor)"
@@ -104,6 +167,22 @@ case $1 in
 		exit 1
 	fi
 	say resumed 1
+	# The same moment in the restored kernel's clock (next to its
+	# "Restarting tasks" line): how long the resumed side took to get here.
+	echo "bench: resumed" >/dev/kmsg
+	if [ "$wl" = comeback ]; then
+		comeback
+		echo 4 >/proc/sys/kernel/printk
+		say meminfo_after "$(meminfo)"
+		# The background restore's line (ours), once it has finished.
+		i=0
+		while [ "$side" = ours ] && [ $i -lt 600 ] && ! dmesg | grep -q 'working set \(not \)\{0,1\}restored'; do
+			i=$((i + 1))
+			usleep 100000
+		done
+		say restore_line "$(dmesg | grep -o 'working set \(not \)\{0,1\}restored.*' | tail -n1)"
+		exit 0
+	fi
 	echo 4 >/proc/sys/kernel/printk
 	say meminfo_after "$(meminfo)"
 	if kill -0 "$memhog_pid" 2>/dev/null; then say memhog_alive 1; else say memhog_alive 0; fi
@@ -116,6 +195,8 @@ case $1 in
 2)
 	devno=$(cat /sys/class/block/vda1/dev)
 	echo 7 >/proc/sys/kernel/printk
+	# The start of the resume step in this kernel's clock, beside its lines.
+	echo "bench: mark resume" >/dev/kmsg
 	say mark resume
 	if [ "$side" = kernel ]; then
 		echo "$devno" >/sys/power/resume
