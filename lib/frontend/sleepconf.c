@@ -162,7 +162,8 @@ static int sleep_key(struct hib_sleep_conf *c, const char *key, const char *valu
 		if (*value && (hib_parse_timespan(value, &c->hibernate_delay_usec) < 0 ||
 			       c->hibernate_delay_usec == 0))
 			return hib_error_set(err, -EINVAL,
-					     "HibernateDelaySec=%s: not a time span like 30min", value);
+					     "HibernateDelaySec=%s: not a time span like 30min",
+					     value);
 	} else if (strcmp(key, "HibernateMode") == 0) {
 		c->mode_set = *value && hib_sleep_mode_powerdown(value, &c->powerdown) == 0;
 		if (*value && !c->mode_set)

@@ -95,13 +95,14 @@ static void parse_text(void **state)
 	assert_false(c.mode_set);
 	assert_int_equal(c.hibernate_delay_usec, HIB_SLEEP_DEFAULT_DELAY_USEC);
 	assert_string_equal(c.suspend_state, "mem standby freeze");
-	assert_int_equal(hib_sleep_conf_parse(&c,
-					      "# comment\n[Other]\nHibernateDelaySec=1s\n\n"
-					      "[Sleep]\n ; also a comment\nHibernateDelaySec = 20s\n"
-					      "HibernateMode=platform shutdown\nSuspendState=freeze\n"
-					      "AllowHibernation=yes\n",
-					      &line, &err),
-			 0);
+	assert_int_equal(
+		hib_sleep_conf_parse(&c,
+				     "# comment\n[Other]\nHibernateDelaySec=1s\n\n"
+				     "[Sleep]\n ; also a comment\nHibernateDelaySec = 20s\n"
+				     "HibernateMode=platform shutdown\nSuspendState=freeze\n"
+				     "AllowHibernation=yes\n",
+				     &line, &err),
+		0);
 	assert_true(c.delay_set);
 	assert_int_equal(c.hibernate_delay_usec, 20 * SEC);
 	assert_true(c.mode_set);
@@ -159,7 +160,8 @@ static void load_precedence(void **state)
 	/* /etc's main file wins over /usr/lib's; drop-ins over both, in name order;
 	 * a name in /etc hides the same name in /usr/lib. */
 	put(root, "/usr/lib/systemd/sleep.conf", "[Sleep]\nHibernateDelaySec=1h\n");
-	put(root, "/etc/systemd/sleep.conf", "[Sleep]\nHibernateDelaySec=2h\nHibernateMode=reboot\n");
+	put(root, "/etc/systemd/sleep.conf",
+	    "[Sleep]\nHibernateDelaySec=2h\nHibernateMode=reboot\n");
 	assert_int_equal(hib_sleep_conf_load(root, &c, &err), 0);
 	assert_int_equal(c.hibernate_delay_usec, 7200 * SEC);
 	assert_int_equal(c.powerdown, HIB_POWERDOWN_REBOOT);
@@ -183,8 +185,8 @@ static void load_precedence(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(timespans),  cmocka_unit_test(modes),
-		cmocka_unit_test(versions),   cmocka_unit_test(parse_text),
+		cmocka_unit_test(timespans),       cmocka_unit_test(modes),
+		cmocka_unit_test(versions),        cmocka_unit_test(parse_text),
 		cmocka_unit_test(load_precedence),
 	};
 
