@@ -643,6 +643,8 @@ void hib_config_init(struct hib_config *c)
 	c->cancel = true;
 	c->require_encryption = -1;
 	c->hook_timeout = 30;
+	/* Vendor hooks (NVIDIA's among them) expect to run around every sleep. */
+	c->hooks_systemd = true;
 	c->restore_working_set = true;
 	c->restore_limit = 30;
 	hib_options_init(&c->opts);
