@@ -19,11 +19,8 @@ static char *strip(char *s)
 {
 	char *e;
 
-	while (isspace((unsigned char)*s))
-		s++;
+	s = hib_strip(s);
 	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = 0;
 	if (e - s >= 2 && ((s[0] == '"' && e[-1] == '"') || (s[0] == '\'' && e[-1] == '\''))) {
 		e[-1] = 0;
 		s++;

@@ -178,19 +178,6 @@ static int sleep_key(struct hib_sleep_conf *c, const char *key, const char *valu
 	return 0;
 }
 
-/* @s without the blanks around it, in place. */
-static char *strip(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = 0;
-	return s;
-}
-
 int hib_sleep_conf_parse(struct hib_sleep_conf *c, const char *text, unsigned *ret_line,
 			 struct hib_error *err)
 {
@@ -209,7 +196,7 @@ int hib_sleep_conf_parse(struct hib_sleep_conf *c, const char *text, unsigned *r
 		if (nl)
 			*nl++ = 0;
 		line++;
-		s = strip(p);
+		s = hib_strip(p);
 		if (*s == 0 || *s == '#' || *s == ';')
 			continue;
 		if (*s == '[') {
@@ -220,7 +207,7 @@ int hib_sleep_conf_parse(struct hib_sleep_conf *c, const char *text, unsigned *r
 		if (!in_sleep || !eq)
 			continue;
 		*eq = 0;
-		r = sleep_key(c, strip(s), strip(eq + 1), err);
+		r = sleep_key(c, hib_strip(s), hib_strip(eq + 1), err);
 		if (r < 0) {
 			*ret_line = line;
 			return r;
