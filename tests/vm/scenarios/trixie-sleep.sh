@@ -85,7 +85,9 @@ freeze_probe() {
 		fatal "systemd-run --slice=user.slice failed"
 	systemd-run --quiet --unit=hibtest-watcher $STATE/watcher || fatal "systemd-run of the watcher failed"
 	sleep 1
-	say ticker_cgroup "$(cut -d: -f3 "/proc/$(systemctl show -P MainPID hibtest-ticker.service)/cgroup")"
+	say ticker_state "$(systemctl show -P ActiveState hibtest-ticker.service)"
+	say ticker_cgroup "$(systemctl show -P ControlGroup hibtest-ticker.service)"
+	say watcher_state "$(systemctl show -P ActiveState hibtest-watcher.service)"
 }
 
 # freeze_report TAG: what the watcher saw, and whether the ticker runs again.
@@ -99,13 +101,18 @@ freeze_report() {
 	: >$STATE/frozen
 }
 
-# wait_unit UNIT: until UNIT's process has exited (at most 600 s).
+# wait_unit UNIT: until UNIT is no longer starting (at most 240 s), its
+# state on the console every 20 s.
 wait_unit() {
 	n=0
-	while [ "$(systemctl show -P ExecMainExitTimestampMonotonic "$1")" = 0 ] && [ $n -lt 1200 ]; do
-		sleep 0.5
+	while [ $n -lt 240 ]; do
+		st=$(timeout 10 systemctl show -P ActiveState "$1")
+		case $st in activating | "") ;; *) return 0 ;; esac
+		[ $((n % 20)) = 0 ] && say waiting "$1 $st $(timeout 10 systemctl show -P SubState,MainPID "$1" | paste -sd/)"
+		sleep 1
 		n=$((n + 1))
 	done
+	say waiting "$1 still $st after 240 s"
 }
 
 hybrid() {
