@@ -51,7 +51,7 @@ vendor_hook() {
 
 # A ticker in user.slice (ticks every 0.2 s), and outside it, in system.slice,
 # a watcher: whenever user.slice's cgroup says "frozen 1", the ticks then and
-# 0.3 s later while still frozen, one line "BEFORE AFTER" in $STATE/frozen.
+# 0.1 s later while still frozen, one line "BEFORE AFTER" in $STATE/frozen.
 freeze_probe() {
 	echo 0 >$STATE/ticks
 	cat >$STATE/ticker <<-EOF
@@ -74,16 +74,16 @@ freeze_probe() {
 		while :; do
 			if frozen; then
 				read -r a <$STATE/ticks
-				sleep 0.3
+				sleep 0.1
 				frozen && read -r b <$STATE/ticks && echo "\$a \$b" >>$STATE/frozen
 			fi
 			sleep 0.05
 		done
 	EOF
-	chmod 755 $STATE/ticker $STATE/watcher
-	systemd-run --quiet --unit=hibtest-ticker --slice=user.slice $STATE/ticker ||
+	# /run is noexec: through sh.
+	systemd-run --quiet --unit=hibtest-ticker --slice=user.slice /bin/sh $STATE/ticker ||
 		fatal "systemd-run --slice=user.slice failed"
-	systemd-run --quiet --unit=hibtest-watcher $STATE/watcher || fatal "systemd-run of the watcher failed"
+	systemd-run --quiet --unit=hibtest-watcher /bin/sh $STATE/watcher || fatal "systemd-run of the watcher failed"
 	sleep 1
 	say ticker_state "$(systemctl show -P ActiveState hibtest-ticker.service)"
 	say ticker_cgroup "$(systemctl show -P ControlGroup hibtest-ticker.service)"
@@ -157,6 +157,8 @@ step() {
 		# The freezer's messages are at loglevel 4.
 		echo 'loglevel = 4' >>/etc/hibernate.conf
 		freeze_probe
+		# The kernel's "PM: suspend entry" and "PM: suspend exit" on the console.
+		dmesg -n 7
 		hybrid
 		workload_start
 		echo 1 >$STATE/hibernated_in
