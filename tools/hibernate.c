@@ -1154,8 +1154,10 @@ static int suspend_step(const char *step, uint64_t delay_usec)
 	if (delay_usec) {
 		tfd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_NONBLOCK | TFD_CLOEXEC);
 		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
-			say("no RTC wake alarm (timerfd CLOCK_BOOTTIME_ALARM: %m); not suspending");
-			return -errno;
+			r = -errno;
+			say("no RTC wake alarm (timerfd CLOCK_BOOTTIME_ALARM: %s); not suspending",
+			    strerror(-r));
+			return r;
 		}
 	}
 	r = sleep_hooks_pre(&hc, &hooks, step);
@@ -1195,7 +1197,7 @@ static int suspend_then_hibernate(void)
 	r = suspend_step("suspend", sleep_conf.hibernate_delay_usec);
 	if (r == 0)
 		tlog(HIB_LOG_PROGRESS, "woken before the hibernation delay: staying up");
-	if (r <= 0)
+	if (r <= 0 || interrupted)
 		return interrupted ? interrupted_exit() : r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	ctl.sleep_step = "hibernate";
 	rc = hibernate_cycle();
