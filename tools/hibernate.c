@@ -21,6 +21,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +34,7 @@
 #include "hibernate.h"
 #include "frontend/hooks.h"
 #include "frontend/keyfile.h"
+#include "frontend/sleepconf.h"
 #include "pipeline/tpm.h"
 #include "util/util.h"
 #include "workset/workset.h"
@@ -68,9 +71,13 @@ struct control {
 	bool test_cycle;   /* --test */
 	bool cancel_armed; /* Esc on the console cancels now */
 	bool no_hooks;     /* --no-hooks */
-	int kmsg_fd;       /* messages also go to the kernel log */
-	int run_lock_fd;   /* held for the run; the restoring child lets it go */
-	void *ws_rec;      /* the working set recorded before the snapshot */
+	/* --systemd-sleep: the operation of the systemd sleep unit that runs us, and
+	 * the step of it under way (the system-sleep hooks' SYSTEMD_SLEEP_ACTION). */
+	const char *sleep_op;
+	const char *sleep_step;
+	int kmsg_fd;     /* messages also go to the kernel log */
+	int run_lock_fd; /* held for the run; the restoring child lets it go */
+	void *ws_rec;    /* the working set recorded before the snapshot */
 	size_t ws_len;
 	const char *args[2]; /* FILE [SIZE] of offset / prepare-file, ACTION [KEY] of config */
 };
@@ -579,6 +586,8 @@ static void hooks_setup(struct hib_hook_config *hc, const char *mode)
 	hc->timeout_s = ctl.cfg.hook_timeout;
 	hc->force = ctl.cfg.force;
 	hc->mode = mode;
+	hc->systemd_verb = ctl.sleep_op;
+	hc->systemd_action = ctl.sleep_step;
 	hc->inl = ctl.cfg.inl;
 	hc->n_inline = ctl.cfg.n_inline;
 	hc->log = hook_log;
@@ -905,7 +914,119 @@ static int hibernate_exit(int r, enum hib_suspend_outcome outcome, const struct 
 	return EXIT_FAILURE;
 }
 
-static int do_hibernate(void)
+/* ---- systemd's sleep units: user.slice ------------------------------------ */
+
+static const char *const systemctl_paths[] = { "/usr/bin/systemctl", "/bin/systemctl" };
+
+/* systemctl ARG... with its stdout into @out (may be NULL); its exit status, or -errno. */
+static int systemctl(const char *const *args, char *out, size_t outlen)
+{
+	const char *path = NULL;
+	char sink[256];
+	int pfd[2], status;
+	size_t used = 0;
+	ssize_t n;
+	pid_t pid;
+
+	for (size_t i = 0; i < ARRAY_SIZE(systemctl_paths) && !path; i++)
+		if (access(systemctl_paths[i], X_OK) == 0)
+			path = systemctl_paths[i];
+	if (!path)
+		return -ENOENT;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		const char *argv[8] = { path };
+		for (size_t i = 0; args[i] && i < 6; i++)
+			argv[i + 1] = args[i];
+		dup2(pfd[1], STDOUT_FILENO);
+		execv(path, (char *const *)argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	/* What does not fit is read and dropped: systemctl must not block on it. */
+	for (bool room = out && outlen > 1; pid > 0; room = room && used < outlen - 1) {
+		n = room ? read(pfd[0], out + used, outlen - 1 - used)
+			 : read(pfd[0], sink, sizeof(sink));
+		if (n <= 0)
+			break;
+		used += room ? (size_t)n : 0;
+	}
+	close(pfd[0]);
+	if (out && outlen)
+		out[used] = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static bool user_slice_frozen;
+
+/* Why systemd-sleep would not freeze user.slice here; NULL when it would. */
+static const char *user_slice_unfreezable(void)
+{
+	const char *env = getenv("SYSTEMD_SLEEP_FREEZE_USER_SESSIONS");
+	unsigned version;
+	char out[512];
+
+	if (env && (strcmp(env, "0") == 0 || strcmp(env, "no") == 0 || strcmp(env, "false") == 0))
+		return "$SYSTEMD_SLEEP_FREEZE_USER_SESSIONS says not to";
+	if (systemctl((const char *[]){ "--version", NULL }, out, sizeof(out)) != 0 ||
+	    hib_systemd_version_parse(out, &version) < 0)
+		return "systemd's version is unknown (systemctl --version)";
+	if (version < HIB_SYSTEMD_FREEZES_USER_SLICE)
+		return "systemd before 256 does not";
+	if (access("/sys/fs/cgroup/user.slice/cgroup.freeze", F_OK) < 0)
+		return "no cgroup v2 freezer for user.slice";
+	return NULL;
+}
+
+/* As systemd-sleep 256+ does: the user sessions stand still around the sleep,
+ * so nothing of theirs runs between the hooks and the snapshot, nor after a
+ * wake until the hooks have undone. Only under a systemd sleep unit: a user
+ * running hibernate from a session would freeze itself. */
+static void user_slice_freeze(void)
+{
+	const char *why;
+	int r;
+
+	if (!ctl.sleep_op || user_slice_frozen)
+		return;
+	why = user_slice_unfreezable();
+	if (why) {
+		tlog(HIB_LOG_INFO, "user.slice not frozen: %s", why);
+		return;
+	}
+	r = systemctl((const char *[]){ "freeze", "user.slice", NULL }, NULL, 0);
+	if (r != 0) {
+		/* systemd-sleep goes on too: a sleep matters more than the freeze. */
+		tlog(HIB_LOG_WARN, "user.slice could not be frozen (systemctl freeze: %s)",
+		     r < 0 ? strerror(-r) : "failed");
+		return;
+	}
+	user_slice_frozen = true;
+	tlog(HIB_LOG_INFO, "user.slice frozen");
+}
+
+/* The one way back: after the sleep, a failure, a cancel, and at exit. */
+static void user_slice_thaw(void)
+{
+	int r;
+
+	if (!user_slice_frozen)
+		return;
+	user_slice_frozen = false;
+	r = systemctl((const char *[]){ "thaw", "user.slice", NULL }, NULL, 0);
+	if (r != 0)
+		say("user.slice could not be thawed: run systemctl thaw user.slice");
+	else
+		tlog(HIB_LOG_INFO, "user.slice thawed");
+}
+
+/* One cycle: the target, the hooks, the image, the powerdown, and after the
+ * resume (or a failure, or a cancel) the hooks' undoing. An exit code. */
+static int hibernate_cycle(void)
 {
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
@@ -939,8 +1060,10 @@ static int do_hibernate(void)
 		hib_target_close(t);
 		return r < 0 ? EXIT_FAILURE : r;
 	}
+	user_slice_freeze();
 	r = interrupted ? -EINTR : snapshot_open(HIB_SNAP_HIBERNATE, &snap);
 	if (r < 0) {
+		user_slice_thaw();
 		hooks_post(hooks, &hc);
 		hib_target_close(t);
 		return interrupted ? interrupted_exit() : EXIT_FAILURE;
@@ -975,6 +1098,7 @@ static int do_hibernate(void)
 		r = test_restore(t);
 	secret_buf_free(&resume_secret);
 	hib_target_close(t);
+	user_slice_thaw();
 	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */
 	hooks_post(hooks, &hc);
 	/* Woken from RAM after suspend-to-both: the snapshot pushed as much out. */
@@ -984,6 +1108,201 @@ static int do_hibernate(void)
 	if (interrupted && outcome != HIB_SUSPEND_RESUMED && outcome != HIB_SUSPEND_RAM)
 		return interrupted_exit();
 	return hibernate_exit(r, outcome, &st);
+}
+
+/* ---- systemd's sleep units: --systemd-sleep ------------------------------- */
+
+static struct hib_sleep_conf sleep_conf;
+
+/* A config key the file or an option set, rather than its default. */
+static bool config_key_set(const char *key)
+{
+	const char *k;
+
+	for (size_t i = 0; (k = hib_config_key(i, NULL)); i++)
+		if (strcmp(k, key) == 0)
+			return ctl.cfg.source[i] != HIB_SRC_DEFAULT;
+	return false;
+}
+
+/* sleep.conf, and what it means for the cycle: HibernateMode= is our powerdown
+ * unless hibernate.conf or an option chose one (ours wins: it is the tool's
+ * own setting, and systemd's default "platform shutdown" is not ours). */
+static int sleep_conf_apply(void)
+{
+	struct hib_error err;
+	int r = hib_sleep_conf_load(hib_test_knob("HIBERNATE_SLEEP_CONF_ROOT"), &sleep_conf, &err);
+
+	if (r < 0) {
+		say("%s; nothing was done (fix the file: systemd-sleep.conf(5))", err.msg);
+		return r;
+	}
+	if (strcmp(ctl.sleep_op, "hybrid-sleep") == 0)
+		ctl.cfg.opts.powerdown = HIB_POWERDOWN_SUSPEND;
+	else if (sleep_conf.mode_set && !config_key_set("powerdown"))
+		ctl.cfg.opts.powerdown = sleep_conf.powerdown;
+	return 0;
+}
+
+/* The system-sleep hooks alone ("pre|post OPERATION", @step), as systemd-sleep
+ * runs them around a suspend to RAM: ours prepare a hibernation, not this. */
+static int sleep_hooks_pre(struct hib_hook_config *hc, struct hib_hooks **hooks, const char *step)
+{
+	static const char *const none[] = { NULL };
+	struct hib_error err;
+	char msg[1024];
+	int r;
+
+	ctl.sleep_step = step;
+	hooks_setup(hc, "suspend");
+	hc->dirs = none;
+	hc->pmutils = false;
+	hc->n_inline = 0;
+	hc->force = true; /* systemd-sleep ignores their failures */
+	*hooks = NULL;
+	if (ctl.no_hooks)
+		return 0;
+	r = hib_hooks_collect(hc, hooks, &err);
+	if (r < 0) {
+		say("%s; not suspending", err.msg);
+		return r;
+	}
+	r = hib_hooks_pre(*hooks, hc, msg, sizeof(msg));
+	if (r < 0) {
+		if (msg[0])
+			say("%s", msg);
+		hib_hooks_free(*hooks);
+		*hooks = NULL;
+	}
+	return r;
+}
+
+/* One of SuspendState='s words into /sys/power/state: the first the kernel takes. */
+static int write_sleep_state(void)
+{
+	char states[sizeof(sleep_conf.suspend_state)], *save = NULL;
+	_cleanup_(closep) int fd = open("/sys/power/state", O_WRONLY | O_CLOEXEC);
+	int r = -EINVAL;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(states, sizeof(states), "%s", sleep_conf.suspend_state);
+	for (char *w = strtok_r(states, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (write(fd, w, strlen(w)) >= 0)
+			return 0;
+		r = -errno;
+	}
+	return r;
+}
+
+#define ALARM_SLACK_USEC (5ULL * 1000000)
+
+static uint64_t boottime_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Suspend to RAM as systemd-sleep's step @step, woken by the RTC after
+ * @delay_usec (0: no alarm). 1 when the alarm woke it (or nearly: the RTC
+ * counts whole seconds), 0 when something else did, <0 when it did not sleep.
+ */
+static int suspend_step(const char *step, uint64_t delay_usec)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(delay_usec / 1000000),
+						.tv_nsec = (long)(delay_usec % 1000000) * 1000 } };
+	_cleanup_(closep) int tfd = -1;
+	struct hib_hooks *hooks = NULL;
+	struct hib_hook_config hc;
+	uint64_t deadline = boottime_usec() + delay_usec;
+	int r;
+
+	if (delay_usec) {
+		tfd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+			r = -errno;
+			say("no RTC wake alarm (timerfd CLOCK_BOOTTIME_ALARM: %s); not suspending",
+			    strerror(-r));
+			return r;
+		}
+	}
+	r = sleep_hooks_pre(&hc, &hooks, step);
+	if (r < 0)
+		return r;
+	user_slice_freeze();
+	tlog(HIB_LOG_PROGRESS, "suspending to RAM (%s)", step);
+	r = interrupted ? -EINTR : write_sleep_state();
+	if (r < 0)
+		say("suspend to RAM failed: /sys/power/state: %s", strerror(-r));
+	else
+		tlog(HIB_LOG_PROGRESS, "woke up from RAM");
+	user_slice_thaw();
+	hooks_post(hooks, &hc);
+	if (r < 0 || !delay_usec)
+		return r;
+	return boottime_usec() + ALARM_SLACK_USEC >= deadline;
+}
+
+/* systemd's suspend-then-hibernate: in RAM for HibernateDelaySec=, then our
+ * cycle; woken before that by the user, the system stays up. */
+static int suspend_then_hibernate(void)
+{
+	struct hib_target *t = NULL;
+	int r, rc;
+
+	/* What would stop the hibernation stops the suspend: refused before either. */
+	if (check_sealing_required() < 0 || pick_target(true, &t) < 0) {
+		say("suspend-then-hibernate: this system cannot hibernate with hibernate(8), so "
+		    "it does not suspend either");
+		return EXIT_FAILURE;
+	}
+	hib_target_close(t);
+	tlog(HIB_LOG_PROGRESS, "suspend-then-hibernate: hibernating after %" PRIu64 " s in RAM%s",
+	     sleep_conf.hibernate_delay_usec / 1000000,
+	     sleep_conf.delay_set ? "" : " (HibernateDelaySec= unset: systemd's default)");
+	r = suspend_step("suspend", sleep_conf.hibernate_delay_usec);
+	if (r == 0)
+		tlog(HIB_LOG_PROGRESS, "woken before the hibernation delay: staying up");
+	if (r <= 0 || interrupted)
+		return interrupted ? interrupted_exit() : r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	ctl.sleep_step = "hibernate";
+	rc = hibernate_cycle();
+	if (rc != EXIT_FAILURE || interrupted)
+		return rc;
+	/* As systemd-sleep does: a laptop in a bag had better sleep in RAM than stay
+	 * on. The unit still fails: the journal says the hibernation did not happen. */
+	say("hibernation failed: suspending to RAM again instead");
+	suspend_step("suspend-after-failed-hibernate", 0);
+	return EXIT_FAILURE;
+}
+
+/* Run as systemd-sleep would for the unit's operation, with our cycle for the
+ * hibernation; never the kernel's. */
+static int systemd_sleep(void)
+{
+	int rc;
+
+	atexit(user_slice_thaw);
+	catch_stop_signals();
+	if (sleep_conf_apply() < 0)
+		return EXIT_FAILURE;
+	if (strcmp(ctl.sleep_op, "suspend-then-hibernate") == 0)
+		return suspend_then_hibernate();
+	ctl.sleep_step = ctl.sleep_op;
+	rc = hibernate_cycle();
+	if (rc != EXIT_FAILURE || interrupted || strcmp(ctl.sleep_op, "hybrid-sleep") != 0)
+		return rc;
+	say("hybrid sleep failed: suspending to RAM instead (no image on disk)");
+	suspend_step("suspend-after-failed-hybrid-sleep", 0);
+	return EXIT_FAILURE;
+}
+
+static int do_hibernate(void)
+{
+	return ctl.sleep_op ? systemd_sleep() : hibernate_cycle();
 }
 
 static void print_location(const char *path, const struct hib_file_location *l)
@@ -1334,6 +1653,20 @@ static void opt_quiet(const char *arg)
 	ctl.loglevel_set = true;
 }
 
+static void opt_systemd_sleep(const char *arg)
+{
+	static const char *const ops[] = { "hibernate", "hybrid-sleep", "suspend-then-hibernate" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
+		if (strcmp(arg, ops[i]) == 0) {
+			ctl.sleep_op = ops[i];
+			return;
+		}
+	bad_usage("--systemd-sleep: '%s' is none of hibernate, hybrid-sleep, "
+		  "suspend-then-hibernate",
+		  arg);
+}
+
 static void opt_help(const char *arg);
 static void opt_version(const char *arg);
 static void opt_tables(const char *arg);
@@ -1390,6 +1723,12 @@ static const struct cli_option options[] = {
 	{ "no-hooks", 0, NULL, NULL, .set = &ctl.no_hooks,
 	  .help = "run no hooks (see hibernate-hooks(7))",
 	  .why = "no hooks at all: " ONE_RUN " (the file sets each hook's own key)" },
+	{ "systemd-sleep", 0, "OPERATION", NULL, .handle = opt_systemd_sleep,
+	  .help = "do what systemd-sleep does for OPERATION, with this\n"
+		  "cycle: hibernate, hybrid-sleep (--powerdown suspend) or\n"
+		  "suspend-then-hibernate (RAM, then disk after\n"
+		  "sleep.conf's HibernateDelaySec=); the units' drop-ins",
+	  .why = "which systemd sleep unit runs us: " ONE_RUN },
 	{ "loglevel", 0, "N", "loglevel",
 	  .help = "0 silent, 1 errors, 2 warnings, 3 progress (default),\n"
 		  "4 info, 5 debug; messages also go to the kernel log" },

@@ -19,11 +19,8 @@ static char *strip(char *s)
 {
 	char *e;
 
-	while (isspace((unsigned char)*s))
-		s++;
+	s = hib_strip(s);
 	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = 0;
 	if (e - s >= 2 && ((s[0] == '"' && e[-1] == '"') || (s[0] == '\'' && e[-1] == '\''))) {
 		e[-1] = 0;
 		s++;
@@ -643,6 +640,8 @@ void hib_config_init(struct hib_config *c)
 	c->cancel = true;
 	c->require_encryption = -1;
 	c->hook_timeout = 30;
+	/* Vendor hooks (NVIDIA's among them) expect to run around every sleep. */
+	c->hooks_systemd = true;
 	c->restore_working_set = true;
 	c->restore_limit = 30;
 	hib_options_init(&c->opts);

@@ -283,17 +283,19 @@ static uint64_t now_ms(void)
 #define HOOK_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define HOOK_ENV_MAX 80
 
-static void hook_environment(const struct hib_hook_config *c, bool pre, char *mode, size_t modelen,
+static void hook_environment(const struct hib_hook_config *c, bool pre, char (*vars)[64],
 			     char **envp)
 {
 	size_t n = 0;
 
-	snprintf(mode, modelen, "HIBERNATE_MODE=%s", c->mode ? c->mode : "hibernate");
+	snprintf(vars[0], sizeof(vars[0]), "HIBERNATE_MODE=%s", c->mode ? c->mode : "hibernate");
+	snprintf(vars[1], sizeof(vars[1]), "SYSTEMD_SLEEP_ACTION=%s",
+		 c->systemd_action ? c->systemd_action : "hibernate");
 	envp[n++] = (char *)HOOK_PATH;
 	envp[n++] = (char *)"LANG=C";
 	envp[n++] = (char *)(pre ? "HIBERNATE_PHASE=pre" : "HIBERNATE_PHASE=post");
-	envp[n++] = mode;
-	envp[n++] = (char *)"SYSTEMD_SLEEP_ACTION=hibernate";
+	envp[n++] = vars[0];
+	envp[n++] = vars[1];
 	for (char *const *e = c->env; e && *e && n + 1 < HOOK_ENV_MAX; e++)
 		envp[n++] = *e;
 	envp[n] = NULL;
@@ -330,20 +332,23 @@ static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bo
 		   size_t outlen)
 {
 	const char *argv_ours[] = { k->path, pre ? "pre" : "post", "hibernate", NULL };
+	const char *argv_sd[] = { k->path, pre ? "pre" : "post",
+				  c->systemd_verb ? c->systemd_verb : "hibernate", NULL };
 	const char *argv_pm[] = { k->path, pre ? "hibernate" : "thaw", NULL };
 	const char *argv_sh[] = { "/bin/sh", "-c", pre ? k->pre_cmd : k->post_cmd, NULL };
-	const char *const *argv = k->kind == HOOK_PMUTILS  ? argv_pm
-				  : k->kind == HOOK_INLINE ? argv_sh
-							   : argv_ours;
+	const char *const *argv = k->kind == HOOK_PMUTILS   ? argv_pm
+				  : k->kind == HOOK_INLINE  ? argv_sh
+				  : k->kind == HOOK_SYSTEMD ? argv_sd
+							    : argv_ours;
 	uint64_t deadline = now_ms() + (uint64_t)(c->timeout_s ? c->timeout_s : 30) * 1000;
-	char mode[64], *envp[HOOK_ENV_MAX];
+	char vars[2][64], *envp[HOOK_ENV_MAX];
 	size_t used = 0;
 	int pfd[2], status, end;
 	pid_t pid;
 
 	if (outlen)
 		out[0] = 0;
-	hook_environment(c, pre, mode, sizeof(mode), envp);
+	hook_environment(c, pre, vars, envp);
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -errno;
 	pid = fork();

@@ -33,6 +33,12 @@ struct hib_hook_config {
 	unsigned timeout_s;              /* per hook; 0 = 30 */
 	bool force;                      /* a failing hook (exit 1) does not abort */
 	const char *mode;                /* HIBERNATE_MODE: hibernate, test, suspend, … */
+	/* What systemd-sleep would tell its hooks: the unit's operation as their
+	 * second argument (hibernate, hybrid-sleep, suspend-then-hibernate) and this
+	 * step of it as SYSTEMD_SLEEP_ACTION (suspend, hibernate, hybrid-sleep,
+	 * suspend-after-failed-hibernate). NULL: "hibernate" for both. */
+	const char *systemd_verb;
+	const char *systemd_action;
 	/* More KEY=VALUE for the hooks (the config's). Hooks get these and PATH (fixed),
 	 * LANG=C, HIBERNATE_PHASE, HIBERNATE_MODE, SYSTEMD_SLEEP_ACTION: nothing of the
 	 * caller's environment. */

@@ -59,6 +59,9 @@ int hib_log_errno(enum hib_loglevel level, int r, const char *fmt, ...) _printf_
 uint64_t hib_now_ms(void);
 uint64_t hib_now_ns(void);
 
+/* @s without the blanks around it: the end cut in place, the start skipped. */
+char *hib_strip(char *s);
+
 /* How long a phase of the cycle took: shown in debug builds, at loglevel 5 otherwise.
  * Updates *t0 to now, for the next phase. */
 #ifdef HIB_DEBUG_TIMINGS

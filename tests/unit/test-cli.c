@@ -212,6 +212,9 @@ static const struct usage_case usage_cases[] = {
 	{ "unknown_command_exits_2", { "sleep" }, "unknown command 'sleep'" },
 	{ "extra_argument_exits_2", { "status", "now" }, "unexpected argument 'now'" },
 	{ "bad_offset_exits_2", { "status", "--offset", "12abc" }, "--offset" },
+	{ "systemd_sleep_unknown_operation_exits_2",
+	  { "--systemd-sleep", "suspend" },
+	  "--systemd-sleep: 'suspend' is none of hibernate, hybrid-sleep" },
 	{ "negative_offset_exits_2", { "status", "--offset", "-5" }, "--offset" },
 	{ "empty_offset_exits_2", { "status", "--offset", "" }, "--offset" },
 	{ "bogus_compress_exits_2", { "status", "--compress", "bogus" }, "compress" },
@@ -594,6 +597,23 @@ static void hibernate_missing_device_fails(void **state)
 			   "--snapshot-device", NO_SNAPSHOT);
 
 	expect(&r, 1, NULL, "/nonexistent/swap");
+	run_free(&r);
+}
+
+/* suspend-then-hibernate that could not hibernate does not suspend either: it
+ * fails before the sleep, naming the target. */
+static void suspend_then_hibernate_without_target_fails_first(void **state)
+{
+	struct fx *f = *state;
+	struct run r = RUN("--config", f->conf, "--device", "/nonexistent/swap",
+			   "--snapshot-device", NO_SNAPSHOT, "--systemd-sleep",
+			   "suspend-then-hibernate");
+
+	expect(&r, 1, NULL, "/nonexistent/swap");
+	if (!strstr(r.err, "cannot hibernate with hibernate(8), so it does not suspend either"))
+		fail_msg("no word on the suspend not done: %s", r.err);
+	if (strstr(r.err, "suspending to RAM"))
+		fail_msg("it went to suspend: %s", r.err);
 	run_free(&r);
 }
 
@@ -1028,6 +1048,7 @@ int main(void)
 		FX(resume_of_foreign_target_writes_nothing),
 		FX(resume_of_non_swap_warns_and_writes_nothing),
 		FX(hibernate_missing_device_fails),
+		FX(suspend_then_hibernate_without_target_fails_first),
 		FX(invalidate_plain_swap),
 		FX(invalidate_missing_device),
 		FX(invalidate_image_then_status),

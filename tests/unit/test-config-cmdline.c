@@ -351,6 +351,13 @@ static void config_defaults_untouched_by_empty_file(void **state)
 	assert_int_equal(res.c.opts.powerdown, def.powerdown);
 	assert_int_equal(res.c.opts.threads, def.threads);
 	assert_null(res.c.device);
+	/* systemd-sleep's hooks run unless switched off; pm-utils' only when asked. */
+	assert_true(res.c.hooks_systemd);
+	assert_false(res.c.hooks_pmutils);
+	hib_config_free(&res.c);
+	load("systemd-hooks = no\n", &res);
+	assert_int_equal(res.r, 0);
+	assert_false(res.c.hooks_systemd);
 	hib_config_free(&res.c);
 }
 

@@ -274,6 +274,32 @@ static void compat_hooks_join_when_enabled(void **state)
 		"sd-hook post hibernate\n95-sd-numbered post hibernate\n10-ours post hibernate\n");
 }
 
+/* systemd-sleep's arguments for each unit it runs: the operation second, this
+ * step of it in SYSTEMD_SLEEP_ACTION; our own hooks keep "pre hibernate". */
+static void systemd_hooks_get_the_operation(void **state)
+{
+	struct fx *f = *state;
+	char msg[256];
+
+	script(f->sd, "sd-env", "echo \"sd $* $SYSTEMD_SLEEP_ACTION\" >> \"$HOOKLOG\"");
+	script(f->usr, "10-ours", "echo \"ours $* $SYSTEMD_SLEEP_ACTION\" >> \"$HOOKLOG\"");
+	f->c.systemd = true;
+	f->c.systemd_verb = "suspend-then-hibernate";
+	f->c.systemd_action = "suspend";
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+	assert_string_equal(slurp(f->log), "ours pre hibernate suspend\n"
+					   "sd pre suspend-then-hibernate suspend\n"
+					   "sd post suspend-then-hibernate suspend\n"
+					   "ours post hibernate suspend\n");
+	unlink(f->log);
+	f->c.systemd_verb = f->c.systemd_action = "hybrid-sleep";
+	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
+	assert_string_equal(slurp(f->log), "ours pre hibernate hybrid-sleep\n"
+					   "sd pre hybrid-sleep hybrid-sleep\n"
+					   "sd post hybrid-sleep hybrid-sleep\n"
+					   "ours post hibernate hybrid-sleep\n");
+}
+
 static void compat_failure_is_plain_failure(void **state)
 {
 	struct fx *f = *state;
@@ -441,6 +467,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(compat_failure_is_plain_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(inline_hooks_take_their_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_hooks_is_fine, setup, teardown),
+		cmocka_unit_test_setup_teardown(systemd_hooks_get_the_operation, setup, teardown),
 		cmocka_unit_test_setup_teardown(environment_is_clean, setup, teardown),
 		cmocka_unit_test_setup_teardown(untrusted_hook_refuses_the_cycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(interrupted_pre_unwinds, setup, teardown),

@@ -4,9 +4,11 @@
 #           hibernate", at 50 whatever their name) in /usr/lib/systemd/
 #           system-sleep and /etc/systemd/system-sleep; pm-utils hooks
 #           (called "hibernate|thaw", at their NN) in /etc/pm/sleep.d.
-#           Round "off": without systemd-hooks/pm-utils-hooks, a hook at 99
-#           stops the cycle (exit 3): only ours ran.  Then with both keys,
-#           `hibernate -v` (powers off); in the resumed world the hook log.
+#           A hook at 99 stops the first two rounds (exit 3).  Round
+#           "default": no keys set, the system-sleep hooks run (the default)
+#           and pm-utils ones do not.  Round "off": with systemd-hooks = no,
+#           only ours ran.  Then with both keys on, `hibernate -v` (powers
+#           off); in the resumed world the hook log.
 #   boot 2: `hibernate resume`.
 # shellcheck source=../guest/guest.sh
 . /lib/hibtest/guest.sh
@@ -36,9 +38,16 @@ case $1 in
 	hook_logger "$PM/30pm" 30pm
 	hook_logger "$PM/75pm" 75pm
 
-	# Round "off": the keys are not set.
+	# Round "default": the keys are not set.
 	: >/etc/hibernate.conf
 	hook_logger "$ETC_HOOKS/99-stop" 99-stop 'exit 3'
+	set_round default
+	say mark default
+	hibernate -v
+	say default_rc "$?"
+
+	# Round "off": systemd-hooks = no.
+	echo 'systemd-hooks = no' >/etc/hibernate.conf
 	set_round off
 	say mark off
 	hibernate -v
