@@ -30,6 +30,7 @@
 #include "frontend/askpass.h"
 #include "frontend/config.h"
 #include "frontend/doctor.h"
+#include "frontend/logind.h"
 #include "frontend/stats.h"
 #include "hibernate.h"
 #include "frontend/hooks.h"
@@ -50,6 +51,7 @@ enum command {
 	CMD_STATUS,
 	CMD_INVALIDATE,
 	CMD_DOCTOR,
+	CMD_LOGIND,
 	CMD_OFFSET,
 	CMD_PREPARE,
 	CMD_CONFIG,
@@ -711,9 +713,9 @@ static void doctor_line(enum hib_doctor_verdict v, const char *check, const char
 	printf("%s  %-16s %s\n", word[v], check, msg);
 }
 
-static int do_doctor(void)
+static struct hib_doctor_input doctor_input(void)
 {
-	struct hib_doctor_input in = {
+	return (struct hib_doctor_input){
 		.root = hib_test_knob("HIBERNATE_DOCTOR_ROOT"),
 		.target = target_request(),
 		.image_size = ctl.cfg.opts.image_size,
@@ -722,10 +724,119 @@ static int do_doctor(void)
 		.zram = ctl.cfg.opts.zram,
 		.key_file = ctl.cfg.key_file,
 	};
+}
+
+/* logind's CanHibernate over D-Bus through busctl (5 s at most) into @buf;
+ * NULL with *@ret_why when it could not be asked. */
+static const char *logind_ask(char *buf, size_t len, const char **ret_why)
+{
+	static const char *const busctl[] = { "/usr/bin/busctl", "/bin/busctl" };
+	const char *exe = NULL, *knob = hib_test_knob("HIBERNATE_DOCTOR_LOGIND");
+	char cmd[256], out[128] = "";
+	FILE *f;
+
+	if (hib_test_knob("HIBERNATE_DOCTOR_ROOT")) {
+		*ret_why = "a test root (HIBERNATE_DOCTOR_ROOT)";
+		return knob ? snprintf(buf, len, "%s", knob), buf : NULL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(busctl) && !exe; i++)
+		if (access(busctl[i], X_OK) == 0)
+			exe = busctl[i];
+	*ret_why = "no busctl (systemd) here to ask it";
+	if (!exe)
+		return NULL;
+	snprintf(cmd, sizeof(cmd),
+		 "%s --timeout=5 call org.freedesktop.login1 /org/freedesktop/login1 "
+		 "org.freedesktop.login1.Manager CanHibernate 2>/dev/null",
+		 exe);
+	f = popen(cmd, "re");
+	*ret_why = "systemd-logind did not answer on the system bus (not running?)";
+	if (!f)
+		return NULL;
+	if (!fgets(out, sizeof(out), f))
+		out[0] = 0;
+	if (pclose(f) != 0 || sscanf(out, "s \"%31[a-z]\"", buf) != 1 || len < 32)
+		return NULL;
+	return buf;
+}
+
+/* The logind line: its answer, against the verdict of the other checks. */
+static void doctor_logind(const char *root, int worst)
+{
+	static const char *const word[] = { "SKIP", "PASS", "WARN" };
+	struct hib_logind_facts f;
+	char answer[32], msg[1024];
+	const char *why = NULL;
+	enum hib_logind_verdict v;
+
+	hib_logind_facts_read(root, &f);
+	f.answer = logind_ask(answer, sizeof(answer), &why);
+	f.unasked = why;
+	f.doctor_failed = worst == HIB_DOCTOR_FAIL;
+	v = hib_logind_explain(&f, msg, sizeof(msg));
+	printf("%s  %-16s %s\n", word[v], "logind", msg);
+}
+
+static int do_doctor(void)
+{
+	struct hib_doctor_input in = doctor_input();
 	int worst = hib_doctor(&in, doctor_line, NULL);
 
+	doctor_logind(in.root, worst);
 	fflush(stdout);
 	return worst == HIB_DOCTOR_FAIL ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+struct first_fail {
+	char check[32];
+	char msg[1024];
+};
+
+static void doctor_first_fail(enum hib_doctor_verdict v, const char *check, const char *msg,
+			      void *ud)
+{
+	struct first_fail *ff = ud;
+
+	if (v == HIB_DOCTOR_FAIL && !ff->check[0]) {
+		snprintf(ff->check, sizeof(ff->check), "%s", check);
+		snprintf(ff->msg, sizeof(ff->msg), "%s", msg);
+	}
+}
+
+/* Only where doctor passes is logind told that hibernate can hibernate. */
+static int do_logind_setup(void)
+{
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	struct hib_doctor_input in = doctor_input();
+	struct hib_target_request req = target_request();
+	struct first_fail ff = { 0 };
+	struct hib_error err;
+	int r;
+
+	if (hib_doctor(&in, doctor_first_fail, &ff) != HIB_DOCTOR_FAIL) {
+		req.file_target = true;
+		if (hib_target_resolve(&req, &t, &err) < 0) {
+			say("%s", err.msg);
+			return EXIT_FAILURE;
+		}
+	}
+	r = hib_logind_configure(in.root, t, &err);
+	if (r < 0) {
+		say("%s", err.msg);
+		return EXIT_FAILURE;
+	}
+	if (t)
+		say("logind: doctor passes: /sys/power/resume names %s, and %s tells "
+		    "systemd-logind %s",
+		    hib_target_name(t), HIB_LOGIND_ENV_PATH, HIB_LOGIND_ENV_LINE);
+	else
+		say("logind: doctor fails (%s: %s): logind is left to its own checks", ff.check,
+		    ff.msg);
+	/* logind reads the file when it starts; at boot it has not yet. */
+	if (r > 0 && access("/run/systemd/system", F_OK) == 0 && !in.root &&
+	    system("systemctl --no-block try-restart systemd-logind.service") != 0)
+		say("logind: systemctl try-restart systemd-logind.service failed");
+	return EXIT_SUCCESS;
 }
 
 /* --test: restore the image just written, as the initramfs would. */
@@ -1595,6 +1706,8 @@ static const struct cli_command commands[] = {
 			     "discard an image, keep the swap area" },
 	[CMD_DOCTOR] = { "doctor", "[options]", 0, 0, NULL, do_doctor, false,
 			 "can this machine hibernate? what to fix" },
+	[CMD_LOGIND] = { "logind-setup", "[options]", 0, 0, NULL, do_logind_setup, false,
+			 "tell logind whether doctor passes (boot unit)" },
 	[CMD_OFFSET] = { "offset", "FILE", 1, 1, "offset: name one FILE", do_offset, false,
 			 "kernel parameters that locate FILE" },
 	[CMD_PREPARE] = { "prepare-file", "FILE MB", 2, 2,

@@ -141,6 +141,18 @@ static inline void write_text_file(const char *path, const char *text)
 		die(path);
 }
 
+/* @text as the file @rel under a fake root @root, its directories made first. */
+static inline void put_under(const char *root, const char *rel, const char *text)
+{
+	char p[PATH_MAX], cmd[2 * PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", p);
+	if (system(cmd) != 0)
+		die(cmd);
+	write_text_file(p, text);
+}
+
 static inline void pread_at(const char *path, uint64_t off, void *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

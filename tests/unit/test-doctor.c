@@ -33,16 +33,7 @@ struct fx {
 
 static void put(struct fx *f, const char *rel, const char *text)
 {
-	char p[256], dir[300];
-	FILE *o;
-
-	snprintf(p, sizeof(p), "%s%s", f->root, rel);
-	snprintf(dir, sizeof(dir), "mkdir -p \"$(dirname '%s')\"", p);
-	assert_int_equal(system(dir), 0);
-	o = fopen(p, "w");
-	assert_non_null(o);
-	fputs(text, o);
-	fclose(o);
+	put_under(f->root, rel, text);
 }
 
 static void collect(enum hib_doctor_verdict v, const char *check, const char *msg, void *ud)

@@ -24,29 +24,13 @@ export PATH
 STATE=/run/hibtest
 DATA=/dev/shm/workload.bin
 DATA_MB=64
+# say, show, fatal, cmdline_boot, swap_active, workload_start, resumed_report,
+# later, dispatch.
+# shellcheck source=../guest/debian/common.sh
+. /usr/local/lib/hibtest/common.sh
 # The swap device of boots 1-4: vda2, or the one /etc/hibtest.swap names
 # (luks-swap: the swap LV).
 SWAPDEV=$(cat /etc/hibtest.swap 2>/dev/null) || SWAPDEV=/dev/vda2
-
-say() {
-	echo "HIBTEST $1=$2" >/dev/console
-	echo "HIBTEST $1=$2"
-}
-# show PREFIX: stdin on the console (for the log), each line prefixed.
-show() {
-	sed "s|^|  $1: |" >/dev/console
-}
-fatal() {
-	say error "$*"
-	systemctl poweroff
-	exit 1
-}
-cmdline_boot() {
-	# shellcheck disable=SC2013 # words, not lines
-	for w in $(cat /proc/cmdline); do
-		case $w in hibtest.boot=*) echo "${w#*=}" ;; esac
-	done
-}
 
 unit_report() {
 	# A device that came after the stale-image unit (luks-swap-dracut's swap
@@ -71,24 +55,6 @@ vda2_report() {
 	hibernate status --device "$SWAPDEV" >$STATE/status 2>&1
 	say vda2_image "$(sed -n 's/^image: *//p' $STATE/status)"
 	say vda2_signature "$(sed -n 's/^signature: *//p' $STATE/status)"
-}
-
-# swap_active DEV: 1 when DEV is an active swap area.
-swap_active() {
-	if grep -q "^$(readlink -f "$1") " /proc/swaps; then echo 1; else echo 0; fi
-}
-
-workload_start() {
-	systemctl start hibtest-counter.service || fatal "cannot start hibtest-counter.service"
-	dd if=/dev/urandom of=$DATA bs=1M count=$DATA_MB status=none || fatal "cannot write $DATA"
-	sha256sum $DATA | cut -d' ' -f1 >$STATE/hash
-	while [ ! -s $STATE/counter ]; do sleep 0.2; done
-	read -r pid n token <$STATE/counter
-	say token "$token"
-	say hash "$(cat $STATE/hash)"
-	say counter "$n"
-	say counter_pid "$pid"
-	say counter_unit_pid "$(systemctl show -P MainPID hibtest-counter.service)"
 }
 
 hibernate_now() {
@@ -297,34 +263,7 @@ luks_setup() {
 }
 
 resumed() {
-	touch $STATE/resumed
-	from=$(cat $STATE/hibernated_in 2>/dev/null)
-	result=$(systemctl show -P Result systemd-hibernate.service)
-	say resumed_from "$from"
-	if [ "$result" != success ]; then
-		say hibernate_rc "systemd-hibernate.service: $result"
-		journalctl -b -o cat -u systemd-hibernate.service | show hibernate-unit
-		# Who was to answer a passphrase question (ask-password).
-		journalctl -b -o cat -u 'systemd-ask-password-*' | show ask-password
-		systemctl list-units --all --no-legend 'systemd-ask-password-*' | show ask-password
-		systemd-run --quiet --on-active=2 systemctl poweroff
-		return
-	fi
-	say resumed 1
-	read -r pid n token <$STATE/counter
-	say token "$token"
-	say counter "$n"
-	say counter_pid "$pid"
-	say hash "$(sha256sum $DATA | cut -d' ' -f1)"
-	sleep 2
-	read -r pid2 n2 _ <$STATE/counter
-	say counter_later "$n2"
-	say counter_later_pid "$pid2"
-	if kill -0 "$pid" 2>/dev/null; then say counter_alive 1; else say counter_alive 0; fi
-	say counter_unit_pid "$(systemctl show -P MainPID hibtest-counter.service)"
-	# The cycle in the journal: the unit's messages (the binary's stderr) and
-	# the kernel log (its /dev/kmsg lines).
-	journalctl -b -o cat -u systemd-hibernate.service | show journal
+	resumed_report || return 0
 	say journal_unit_lines "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: ')"
 	say journal_hibernating "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: hibernating to ')"
 	say journal_resumed "$(journalctl -b -o cat -u systemd-hibernate.service | grep -c '^hibernate: resumed')"
@@ -351,9 +290,7 @@ resumed() {
 		sync
 		say mark hibernate4
 		# systemctl's refusal, if any, on the console.
-		systemd-run --quiet --on-active=2 sh -c \
-			'systemctl hibernate 2>&1 | sed "s/^/  systemctl hibernate: /" >/dev/console' ||
-			say hibernate_rc "systemd-run: exit $?"
+		later "systemctl hibernate" "systemctl hibernate"
 		;;
 	*)
 		# Not at once: logind refuses a power-off while it still counts the
@@ -363,8 +300,4 @@ resumed() {
 	esac
 }
 
-case $1 in
-step) step ;;
-resumed) resumed ;;
-*) echo "usage: $0 step|resumed" >&2; exit 2 ;;
-esac
+dispatch "$1"
