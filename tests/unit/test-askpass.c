@@ -192,17 +192,25 @@ static void agent_answer_taken_without_newline(void **state)
 	assert_string_equal(slurp(fds), "0\n1\n2\n3\n");
 }
 
+/* The stand-in agent runs @body; hib_askpass_agent's result with a @size
+ * buffer, whose answer length must stay untouched unless it succeeds. */
+static int ask_with(struct fx *f, const char *body, size_t size, size_t *len, struct hib_error *err)
+{
+	char buf[64];
+
+	assert_true(size <= sizeof(buf));
+	write_agent(f, body);
+	*len = 7;
+	return hib_askpass_agent(f->agent, "image", "P:", 0, buf, size, len, err);
+}
+
 static void agent_without_answer_cancels(void **state)
 {
 	struct fx *f = *state;
 	struct hib_error err;
-	char buf[64];
-	size_t len = 7;
+	size_t len;
 
-	write_agent(f, "exit 1");
-	assert_int_equal(hib_askpass_agent(f->agent, "image", "P:", 0, buf, sizeof(buf), &len,
-					   &err),
-			 -ECANCELED);
+	assert_int_equal(ask_with(f, "exit 1", 64, &len, &err), -ECANCELED);
 	assert_non_null(strstr(err.msg, f->agent));
 	assert_non_null(strstr(err.msg, "no answer"));
 	assert_int_equal(len, 7);
@@ -213,13 +221,9 @@ static void agent_empty_answer_refused(void **state)
 {
 	struct fx *f = *state;
 	struct hib_error err;
-	char buf[64];
-	size_t len = 7;
+	size_t len;
 
-	write_agent(f, "printf '\\n'");
-	assert_int_equal(hib_askpass_agent(f->agent, "image", "P:", 0, buf, sizeof(buf), &len,
-					   &err),
-			 -ENODATA);
+	assert_int_equal(ask_with(f, "printf '\\n'", 64, &len, &err), -ENODATA);
 	assert_int_equal(len, 7);
 }
 
@@ -227,21 +231,16 @@ static void agent_overlong_answer_refused_not_cut(void **state)
 {
 	struct fx *f = *state;
 	struct hib_error err;
-	char buf[16];
-	size_t len = 7;
+	size_t len;
 
 	/* 16 bytes and the newline: one more than fits. */
-	write_agent(f, "printf '0123456789abcdef\\n'; head -c 100000 /dev/zero");
-	assert_int_equal(hib_askpass_agent(f->agent, "image", "P:", 0, buf, sizeof(buf), &len,
-					   &err),
+	assert_int_equal(ask_with(f, "printf '0123456789abcdef\\n'; head -c 100000 /dev/zero", 16,
+				  &len, &err),
 			 -E2BIG);
 	assert_non_null(strstr(err.msg, "longer than 15 bytes"));
 	assert_int_equal(len, 7);
 	/* Exactly what fits, with its newline, is taken. */
-	write_agent(f, "printf '0123456789abcde\\n'");
-	assert_int_equal(hib_askpass_agent(f->agent, "image", "P:", 0, buf, sizeof(buf), &len,
-					   &err),
-			 0);
+	assert_int_equal(ask_with(f, "printf '0123456789abcde\\n'", 16, &len, &err), 0);
 	assert_int_equal(len, 15);
 }
 

@@ -19,24 +19,9 @@ DATA=/dev/shm/workload.bin
 HOOKLOG=$STATE/sdhook.log
 SLICE_EVENTS=/sys/fs/cgroup/user.slice/cgroup.events
 
-say() {
-	echo "HIBTEST $1=$2" >/dev/console
-	echo "HIBTEST $1=$2"
-}
-show() {
-	sed "s|^|  $1: |" >/dev/console
-}
-fatal() {
-	say error "$*"
-	systemctl poweroff
-	exit 1
-}
-cmdline_boot() {
-	# shellcheck disable=SC2013 # words, not lines
-	for w in $(cat /proc/cmdline); do
-		case $w in hibtest.boot=*) echo "${w#*=}" ;; esac
-	done
-}
+DATA_MB=32
+# shellcheck source=../guest/debian/common.sh
+. /usr/local/lib/hibtest/common.sh
 
 # A vendor hook, as NVIDIA's: what systemd-sleep would call it with.
 vendor_hook() {
@@ -131,17 +116,6 @@ hybrid() {
 	: >$HOOKLOG
 }
 
-workload_start() {
-	systemctl start hibtest-counter.service || fatal "cannot start hibtest-counter.service"
-	dd if=/dev/urandom of=$DATA bs=1M count=32 status=none || fatal "cannot write $DATA"
-	while [ ! -s $STATE/counter ]; do sleep 0.2; done
-	read -r pid n token <$STATE/counter
-	say token "$token"
-	say hash "$(sha256sum $DATA | cut -d' ' -f1)"
-	say counter "$n"
-	say counter_pid "$pid"
-}
-
 step() {
 	boot=$(cmdline_boot)
 	mkdir -p $STATE
@@ -171,12 +145,7 @@ step() {
 		journalctl -b -o cat -u systemd-suspend-then-hibernate.service | show s2h-unit
 		systemctl poweroff
 		;;
-	*)
-		# Here only when the initramfs did not resume.
-		say resumed 0
-		journalctl -b -k -t hibernate -o cat | show kernel-log
-		systemctl poweroff
-		;;
+	*) not_resumed ;;
 	esac
 }
 
@@ -209,8 +178,4 @@ resumed() {
 	systemd-run --quiet --on-active=2 systemctl poweroff
 }
 
-case $1 in
-step) step ;;
-resumed) resumed ;;
-*) echo "usage: $0 step|resumed" >&2; exit 2 ;;
-esac
+dispatch "$1"

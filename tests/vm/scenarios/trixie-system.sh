@@ -145,12 +145,7 @@ step() {
 		report swapfile
 		systemctl poweroff
 		;;
-	*)
-		# Here only when the initramfs did not resume.
-		say resumed 0
-		journalctl -b -k -t hibernate -o cat | show kernel-log
-		systemctl poweroff
-		;;
+	*) not_resumed ;;
 	esac
 }
 

@@ -1,7 +1,8 @@
 # shellcheck shell=sh disable=SC2034 # from, result: the caller's
 # Shared by the guest parts of the Debian system scenarios (debian-system.sh,
-# trixie-system.sh), installed beside them as /usr/local/lib/hibtest/common.sh
-# and sourced: they set STATE, DATA and DATA_MB first.
+# trixie-system.sh, trixie-sleep.sh), installed beside them as
+# /usr/local/lib/hibtest/common.sh and sourced: they set STATE, DATA and
+# DATA_MB first.
 
 # say KEY VALUE: a result line on the console (ttyS0) and in the journal.
 say() {
@@ -82,6 +83,14 @@ resumed_report() {
 later() {
 	systemd-run --quiet --on-active=2 sh -c "$2 2>&1 | sed 's/^/  $1: /' >/dev/console" ||
 		say hibernate_rc "systemd-run: exit $?"
+}
+
+# not_resumed: a boot meant to resume reached its step, so the initramfs did
+# not resume: say so, with hibernate's kernel-log lines, and power off.
+not_resumed() {
+	say resumed 0
+	journalctl -b -k -t hibernate -o cat | show kernel-log
+	systemctl poweroff
 }
 
 # dispatch ARG: the guest script's entry, step or resumed (its functions).
