@@ -7,10 +7,15 @@
 # after nothing else; the scenario then calls ds_base as debian-system does.
 # shellcheck source-path=SCRIPTDIR source=debian-system.host
 source "$HIBVM_DIR/scenarios/debian-system.host"
-DS_SUITE=trixie
-DS_KERNEL=suite
-DS_PACKAGES="systemd-sysv,udev,kmod,util-linux,e2fsprogs,initramfs-tools,procps,dbus"
-DS_PACKAGES+=",linux-image-amd64"
-# The package's runtime libraries: trixie renamed the tss2 ones (t64).
-DS_PACKAGES+=",liblz4-1,libzstd1,libxxhash0,libsodium23,liburing2,libblkid1"
-DS_PACKAGES+=",libtss2-esys-3.0.2-0t64,libtss2-mu-4.0.1-0t64,libtss2-rc0t64,libtss2-tcti-device0t64"
+# ds_trixie: the DS_* values of trixie (again after a file that sourced
+# debian-system.host, which sets bookworm's).
+ds_trixie() {
+	DS_SUITE=trixie
+	DS_KERNEL=suite
+	DS_PACKAGES="systemd-sysv,udev,kmod,util-linux,e2fsprogs,initramfs-tools,procps,dbus"
+	DS_PACKAGES+=",linux-image-amd64"
+	# The package's runtime libraries: trixie renamed the tss2 ones (t64).
+	DS_PACKAGES+=",liblz4-1,libzstd1,libxxhash0,libsodium23,liburing2,libblkid1"
+	DS_PACKAGES+=",libtss2-esys-3.0.2-0t64,libtss2-mu-4.0.1-0t64,libtss2-rc0t64,libtss2-tcti-device0t64"
+}
+ds_trixie

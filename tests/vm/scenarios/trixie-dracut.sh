@@ -1,0 +1,1 @@
+debian-system.sh
