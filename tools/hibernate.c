@@ -644,11 +644,16 @@ static void workset_record(const char *target_name)
 	     st.truncated ? ", cut at a bound" : "", st.ms);
 }
 
-/* The restoring child's only line, into the kernel log: its stderr is gone. */
+/* The restoring child's only line, into the kernel log: its stderr is gone.
+ * Shown as the cycle's own summary would be (a failure as a warning): never
+ * at --loglevel 0, which promises silence. */
 static void workset_report(int r, const struct hib_ws_restore_stats *st)
 {
+	enum hib_loglevel level = r < 0 ? HIB_LOG_WARN : HIB_LOG_PROGRESS;
 	char line[256];
 
+	if ((int)level > ctl.loglevel)
+		return;
 	if (r < 0)
 		snprintf(line, sizeof(line), "working set not restored: %s", strerror(-r));
 	else
@@ -660,7 +665,8 @@ static void workset_report(int r, const struct hib_ws_restore_stats *st)
 			 st->ms / 1000, st->ms % 1000 / 100, hib_ws_stop_name(st->stop),
 			 st->madvise_errno ? "; process_madvise: " : "",
 			 st->madvise_errno ? strerror(st->madvise_errno) : "");
-	log_to_kmsg(HIB_LOG_INFO, line);
+	/* log_to_kmsg leaves progress lines to the terminal: this one has none. */
+	log_to_kmsg(r < 0 ? HIB_LOG_WARN : HIB_LOG_INFO, line);
 }
 
 /* In the child: the background's manners. Nothing of the parent's it keeps
