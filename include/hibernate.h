@@ -165,6 +165,17 @@ int hib_target_swap_active(const struct hib_target *t, const char *proc_swaps);
  * same area, and so are a swap file and its device at its first page. */
 bool hib_target_is_area(const struct hib_target *t, const char *swaps_name);
 
+/*
+ * Turn off the swap area hib_suspend turned on for its cycle (auto_swapon);
+ * 0 at once when it did not. Call it after the snapshot device is closed,
+ * whichever way the cycle ended: newer kernels (7.2 does, 6.12 does not;
+ * "mm/swap, PM: hibernate: fix swapoff race in uswsusp by pinning swap
+ * device") hold the swap area named through /dev/snapshot against swapoff
+ * (EBUSY) until it is closed.
+ * -errno from swapoff(2), the area then still on.
+ */
+int hib_target_auto_swapoff(struct hib_target *t);
+
 /* Where hib_target_resolve found the target. */
 enum hib_target_source {
 	HIB_TARGET_FROM_SPEC = 0,      /* hib_target_open*(): the caller named it */
@@ -359,7 +370,8 @@ struct hib_options {
 	bool no_adaptive;
 	/* Writing and reading the image: see enum hib_io_mode (default AUTO). */
 	enum hib_io_mode io_mode;
-	/* Turn on the swap area for the cycle if it is not active, off again after. */
+	/* Turn on the swap area for the cycle if it is not active; the caller
+	 * turns it off again after (hib_target_auto_swapoff). */
 	bool auto_swapon;
 	/* zram swap areas during the cycle: see enum hib_zram_mode (default SWAPOFF). */
 	enum hib_zram_mode zram;

@@ -845,6 +845,17 @@ static int do_logind_setup(void)
 	return EXIT_SUCCESS;
 }
 
+/* --auto-swapon's area off again, once /dev/snapshot is closed: newer
+ * kernels (7.2) hold the area they were told of against swapoff until then. */
+static void auto_swapoff(struct hib_target *t)
+{
+	int r = hib_target_auto_swapoff(t);
+
+	if (r < 0)
+		tlog(HIB_LOG_WARN, "swapoff %s failed: %s; it stays on (run: swapoff %s)",
+		     hib_target_name(t), strerror(-r), hib_target_name(t));
+}
+
 /* --test: restore the image just written, as the initramfs would. */
 static int test_restore(struct hib_target *t)
 {
@@ -1214,6 +1225,7 @@ static int hibernate_cycle(void)
 	if (r == 0 && outcome == HIB_SUSPEND_TEST_WRITTEN)
 		r = test_restore(t);
 	secret_buf_free(&resume_secret);
+	auto_swapoff(t);
 	hib_target_close(t);
 	user_slice_thaw();
 	/* Resumed, failed or cancelled: undo what the hooks did, in reverse. */

@@ -536,7 +536,7 @@ static int write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 }
 
 static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t *page,
-			bool auto_swapon, bool *ret_swapped_on)
+			bool auto_swapon)
 {
 	const char *name = hib_target_name(t);
 	enum hib_sig_state st;
@@ -590,10 +590,10 @@ static int check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t
 					       "%s: a swap file named by device and offset cannot "
 					       "be turned on: name the file with --device",
 					       hib_target_path(t));
-			if (swapon(name, 0) < 0)
-				return log_err(-errno, "swapon %s failed: %m", name);
+			r = hib_target_auto_swapon(t);
+			if (r < 0)
+				return log_err(r, "swapon %s failed: %m", name);
 			log_info("%s: swap turned on for this cycle", name);
-			*ret_swapped_on = true;
 			r = 1;
 		}
 		if (r == 0)
@@ -627,7 +627,6 @@ struct cycle {
 	struct hib_header *h; /* the header page (hib_alloc_pages) */
 	uint8_t *orig_page;   /* page 0 as it was */
 	uint32_t block_bytes;
-	bool swapped_on;           /* prepare turned the swap area on for this cycle */
 	struct hib_zram_plan zram; /* zram areas; those prepare swapped off are marked */
 	uint64_t t0;               /* FREEZE began (ms) */
 	uint64_t tp;               /* where the last log_phase() ended */
@@ -648,7 +647,7 @@ static int prepare_target(struct cycle *c)
 	r = hib_target_check_stack(t, NULL, &err);
 	if (r < 0)
 		return log_err(r, "%s", err.msg);
-	r = check_target(t, sc->snap, c->orig_page, sc->o->auto_swapon, &c->swapped_on);
+	r = check_target(t, sc->snap, c->orig_page, sc->o->auto_swapon);
 	if (r < 0)
 		return r;
 	if (hib_target_is_swap(t)) {
@@ -1205,15 +1204,6 @@ static int hibernate_power_down(struct cycle *c)
 	return log_err(r ? r : -EIO, "powering off failed: %m");
 }
 
-/* After the cycle, whichever way it ended (resumed, failed, cancelled). */
-static void swap_off(const struct hib_target *t)
-{
-	int k = hib_swap_off(hib_swap_env_get(), hib_target_name(t));
-
-	if (k < 0)
-		log_warn("swapoff %s failed: %s", hib_target_name(t), strerror(-k));
-}
-
 /* Undo what the phases reached did, newest first, as the cycle ended: failed
  * (@r < 0) or with c->outcome. */
 static void hibernate_unwind(struct cycle *c, int r)
@@ -1255,8 +1245,6 @@ static void hibernate_unwind(struct cycle *c, int r)
 	free(c->h);
 	free(c->orig_page);
 	zram_put_back(c);
-	if (c->swapped_on)
-		swap_off(sc->t);
 }
 
 int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,

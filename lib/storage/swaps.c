@@ -305,6 +305,29 @@ int hib_swap_off(const struct hib_swap_env *env, const char *path)
 	return r;
 }
 
+int hib_target_auto_swapon(struct hib_target *t)
+{
+	const struct hib_swap_env *env = hib_swap_env_get();
+	int (*on)(const char *, int) = env->swapon ? env->swapon : sys_swapon;
+	int r = on(hib_target_name(t), 0);
+
+	if (r == 0)
+		t->swapped_on = true;
+	return r;
+}
+
+int hib_target_auto_swapoff(struct hib_target *t)
+{
+	int r;
+
+	if (!t || !t->swapped_on)
+		return 0;
+	r = hib_swap_off(hib_swap_env_get(), hib_target_name(t));
+	if (r == 0)
+		t->swapped_on = false;
+	return r;
+}
+
 int hib_zram_on(const struct hib_swap_env *env, const struct hib_swap_area *a)
 {
 	int (*on)(const char *, int) = env->swapon ? env->swapon : sys_swapon;

@@ -76,6 +76,9 @@ bool hib_swap_is_zram(const char *path);
 /* swapoff @path (EINTR retried); -ENOMEM when its pages did not fit: the
  * kernel then keeps it on, as it was. */
 int hib_swap_off(const struct hib_swap_env *env, const char *path);
+/* auto_swapon: swapon @t's area (its file, or its device) for a cycle, and
+ * remember it for hib_target_auto_swapoff (include/hibernate.h). -errno. */
+int hib_target_auto_swapon(struct hib_target *t);
 /* swapon @a again at its priority (a negative one: the kernel's next), with
  * discard: /proc/swaps does not say whether it had it, and on zram discard
  * only frees the memory of slots no longer used. */

@@ -26,6 +26,7 @@ struct hib_target {
 	uint64_t offset_pages;         /* where the swap header sits */
 	uint64_t size;                 /* bytes */
 	enum hib_target_source source; /* which rung of hib_target_resolve chose it */
+	bool swapped_on;               /* turned on for a cycle by hib_target_auto_swapon */
 };
 
 #endif

@@ -5,7 +5,7 @@
  * back with, and, through the fake snapshot device with a swap environment
  * that records instead of calling swapoff/swapon, that every way a cycle
  * ends puts back exactly what was swapped off, and that a refusal touches
- * nothing.
+ * nothing. Also auto-swapon's area: off again only when the caller says.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -379,6 +379,34 @@ static void refused_target_touches_no_zram(void **state)
 	assert_string_equal(calls, "");
 }
 
+/* ---- auto-swapon's area ------------------------------------------------- */
+
+/* The area a cycle turned on goes off through hib_target_auto_swapoff alone
+ * (the caller's, once /dev/snapshot is closed: newer kernels refuse a swapoff
+ * with EBUSY until then), once; a swapoff that failed is still owed. */
+static void auto_swapoff_undoes_only_its_swapon(void **state)
+{
+	struct fx *f = *state;
+	struct hib_target *t = NULL;
+	char want[3 * PATH_MAX + 32];
+	const char *name;
+
+	hib_swap_env_set(&env);
+	assert_int_equal(hib_target_open(f->swap, 0, true, &t), 0);
+	name = hib_target_name(t);
+	assert_int_equal(hib_target_auto_swapoff(t), 0);
+	assert_string_equal(calls, "");
+	assert_int_equal(hib_target_auto_swapon(t), 0);
+	off_result[0] = -EBUSY;
+	assert_int_equal(hib_target_auto_swapoff(t), -EBUSY);
+	assert_int_equal(hib_target_auto_swapoff(t), 0);
+	assert_int_equal(hib_target_auto_swapoff(t), 0);
+	snprintf(want, sizeof(want), "on %s 0;off %s;off %s;", name, name, name);
+	assert_string_equal(calls, want);
+	hib_target_close(t);
+	assert_int_equal(hib_target_auto_swapoff(NULL), 0);
+}
+
 #define FX(fn)                                                                                     \
 	{                                                                                          \
 		.name = #fn, .test_func = fn, .setup_func = fx_setup, .teardown_func = fx_teardown \
@@ -398,6 +426,7 @@ int main(void)
 		FX(too_much_in_zram_refused_untouched),
 		FX(keep_leaves_zram_alone),
 		FX(refused_target_touches_no_zram),
+		FX(auto_swapoff_undoes_only_its_swapon),
 	};
 
 	quiet_logs();

@@ -1,8 +1,9 @@
 #!/bin/sh
 # /etc/hibernate.conf names the swap partition, which is NOT active.
 #   boot 1: without auto-swapon, `hibernate` refuses (telling to swapon or to
-#           set auto-swapon) and writes nothing; with `auto-swapon = yes` it
-#           turns vda1 on for the cycle and hibernates
+#           set auto-swapon) and writes nothing; with `auto-swapon = yes`,
+#           `hibernate --test` turns vda1 on for its cycle and off after it,
+#           then `hibernate` turns it on and hibernates
 #   boot 2: resume; in the resumed world vda1 is off again (/proc/swaps)
 # shellcheck source=../guest/guest.sh
 . /lib/hibtest/guest.sh
@@ -33,6 +34,12 @@ case $1 in
 	say active_after_refusal "$(vda1_active)"
 
 	printf 'device = /dev/vda1\nauto-swapon = yes\n' >/etc/hibernate.conf
+	dmesg_mark
+	say mark test_cycle
+	hibernate --test
+	say test_rc "$?"
+	say active_after_test "$(vda1_active)"
+
 	dmesg_mark
 	say mark hibernate
 	hibernate
