@@ -969,7 +969,11 @@ static int hibernate_freeze(struct cycle *c)
 			c->h->flags |= HIB_HFLAG_PLATFORM;
 	}
 	if (o->image_size >= 0) {
-		r = snap->ops->pref_image_size(snap, (uint64_t)o->image_size);
+		/* The limit is on the stream; the kernel's wish counts memory pages:
+		 * one exactly met would leave the stream over it by its PFN pages. */
+		uint64_t pages = hib_snapshot_pref_pages((uint64_t)o->image_size / HIB_PAGE_SIZE);
+
+		r = snap->ops->pref_image_size(snap, pages * HIB_PAGE_SIZE);
 		if (r < 0)
 			return log_err(r, "setting the preferred image size failed: %m");
 	}

@@ -18,6 +18,7 @@ struct snapshot_fake {
 	struct hib_snapshot base;
 	struct hib_fake_params p;
 	uint64_t meta_pages;
+	int64_t pref_bytes; /* the last PREF_IMAGE_SIZE, -1 before one */
 	int frozen;
 	int ready;
 	int platform;
@@ -160,9 +161,13 @@ static int fake_platform_support(struct hib_snapshot *s, int on)
 
 static int fake_pref_image_size(struct hib_snapshot *s, uint64_t bytes)
 {
-	(void)s;
-	(void)bytes;
+	FAKE(s)->pref_bytes = (int64_t)bytes;
 	return 0;
+}
+
+int64_t hib_snapshot_fake_pref(const struct hib_snapshot *s)
+{
+	return ((const struct snapshot_fake *)s)->pref_bytes;
 }
 
 static int fake_create_image(struct hib_snapshot *s, int *in_suspend)
@@ -329,6 +334,7 @@ int hib_snapshot_fake_new(const struct hib_fake_params *p, enum hib_snapshot_mod
 	f->base.caps = HIB_SNAP_CAP_RETURNS;
 	f->p = *p;
 	f->meta_pages = MAX(1, p->stream_pages / 512);
+	f->pref_bytes = -1;
 	if (f->meta_pages >= p->stream_pages)
 		f->meta_pages = p->stream_pages - 1;
 	hib_snapshot_fake_reset(&f->base, mode);

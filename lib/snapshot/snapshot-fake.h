@@ -48,6 +48,8 @@ int hib_snapshot_fake_new(const struct hib_fake_params *p, enum hib_snapshot_mod
 /* After a fake resume: pages accepted, and whether they all matched. */
 void hib_snapshot_fake_result(const struct hib_snapshot *s, uint64_t *ret_pages_ok,
 			      bool *ret_complete, bool *ret_restored, bool *ret_frozen);
+/* The bytes the last PREF_IMAGE_SIZE asked for; -1 when none was. */
+int64_t hib_snapshot_fake_pref(const struct hib_snapshot *s);
 /* Switch a fake from hibernate mode to resume mode, as a reboot would. */
 void hib_snapshot_fake_reset(struct hib_snapshot *s, enum hib_snapshot_mode mode);
 

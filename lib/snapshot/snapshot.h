@@ -18,6 +18,7 @@ struct hib_snapshot_ops {
 	int (*freeze)(struct hib_snapshot *s);
 	int (*unfreeze)(struct hib_snapshot *s);
 	int (*platform_support)(struct hib_snapshot *s, int on);
+	/* Counts pages of memory, not the stream (hib_snapshot_pref_pages). */
 	int (*pref_image_size)(struct hib_snapshot *s, uint64_t bytes);
 	/* *in_suspend = 1: image made, write it out; 0: we were just restored. */
 	int (*create_image)(struct hib_snapshot *s, int *in_suspend);
@@ -37,6 +38,23 @@ struct hib_snapshot_ops {
 	int (*s2ram)(struct hib_snapshot *s);
 	void (*close)(struct hib_snapshot *s);
 };
+
+/* The stream the kernel's device gives for @pages pages of memory: a header
+ * page, a page of PFNs for every 512 pages (8-byte PFNs), then the pages. */
+static inline uint64_t hib_snapshot_stream_pages(uint64_t pages)
+{
+	return 1 + (pages + 511) / 512 + pages;
+}
+
+/* The most pages of memory whose stream fits in @stream_pages: what
+ * PREF_IMAGE_SIZE, which counts memory pages only, must be told when the
+ * stream itself is limited. 0 when not even a header page fits. */
+static inline uint64_t hib_snapshot_pref_pages(uint64_t stream_pages)
+{
+	uint64_t n = stream_pages ? stream_pages - 1 : 0;
+
+	return n - (n + 512) / 513;
+}
 
 /* What a snapshot device is, as far as the engine must know (hib_snapshot.caps). */
 enum hib_snapshot_cap {
