@@ -71,7 +71,17 @@ case $1 in
 	dmesg_mark
 	say mark control
 	hibernate --config /run/ws-off.conf --test --image-size "$limit"
-	say control_rc "$?"
+	rc=$?
+	# On 7.2 the first snapshot after the hogs came can stay over this tight
+	# limit although it swapped them out whole (seen in two make check runs:
+	# 256 MiB over 256, the hogs' 384 MiB in swap); a second try made 200 MiB.
+	# The control is about the restore, not the limit: it may try twice.
+	if [ "$rc" = 1 ] && dmesg | grep -q 'over the limit of'; then
+		say control_retried 1
+		hibernate --config /run/ws-off.conf --test --image-size "$limit"
+		rc=$?
+	fi
+	say control_rc "$rc"
 	# Long enough for a restore to have said it is done (about 3 s here).
 	sleep 4
 	say control_line "$(dmesg | grep -o 'hibernate: working set restored: .*' | tail -n 1)"
