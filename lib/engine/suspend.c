@@ -802,7 +802,7 @@ static int reserve_map(struct suspend_ctx *sc, uint32_t block_bytes)
 		if (sysinfo(&si) == 0) {
 			uint64_t ram = (uint64_t)si.totalram * si.mem_unit / HIB_PAGE_SIZE;
 
-			stream = MIN(stream, ram + ram / 512 + 2);
+			stream = MIN(stream, hib_snapshot_stream_pages(ram));
 		}
 	}
 	if (stream != UINT64_MAX)
