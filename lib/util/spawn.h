@@ -19,8 +19,8 @@
 
 /* What the child's stderr is. */
 enum hib_spawn_stderr {
-	HIB_SPAWN_STDERR_MERGE,	  /* into the captured output, beside stdout (hooks) */
-	HIB_SPAWN_STDERR_NULL,	  /* /dev/null */
+	HIB_SPAWN_STDERR_MERGE,   /* into the captured output, beside stdout (hooks) */
+	HIB_SPAWN_STDERR_NULL,    /* /dev/null */
 	HIB_SPAWN_STDERR_INHERIT, /* ours (a password agent's own messages) */
 };
 
@@ -49,9 +49,9 @@ struct hib_spawn {
 #define HIB_SPAWN_DEFAULT_ENV "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 struct hib_spawn_result {
-	int status;	 /* its exit code, or 128 + the signal that ended it */
-	size_t out_len;	 /* bytes in out, without the NUL */
-	bool truncated;	 /* it wrote more than out could hold */
+	int status;     /* its exit code, or 128 + the signal that ended it */
+	size_t out_len; /* bytes in out, without the NUL */
+	bool truncated; /* it wrote more than out could hold */
 };
 
 /*
