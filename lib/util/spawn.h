@@ -40,6 +40,9 @@ struct hib_spawn {
 	 * wipes). */
 	char *out;
 	size_t out_size;
+	/* Bytes, not a string: all out_size bytes of out are used and no NUL is
+	 * added (a password agent's answer fills the caller's buffer to its end). */
+	bool out_raw;
 	/* Asked about every 100 ms while the child runs; true ends it as a timeout
 	 * does, with -EINTR (a signal that stops the run). NULL: never. */
 	bool (*stop)(void *userdata);
@@ -59,7 +62,14 @@ struct hib_spawn_result {
  * @return 0 when it ran and was reaped (whatever its exit code: *ret says),
  * -ETIME past the limit, -EINTR when stop said so (killed and reaped in both
  * cases, *ret filled with what it wrote), -ENOENT or -EACCES when it could not
- * be executed, or -errno. @err names argv[0] on every failure.
+ * be executed, -EINVAL when argv[0] is not an absolute path, or -errno.
+ * @err names argv[0] on every failure; @ret may be NULL.
+ *
+ * Nothing is allocated: the caller's output buffer is the only place the
+ * output goes. The child starts with every signal at its default and none
+ * blocked. Its output is read to its end (EOF), then it is reaped, both
+ * within the one time limit: a daemon it leaves holding its stdout keeps the
+ * run going until then.
  */
 int hib_spawn_run(const struct hib_spawn *sp, struct hib_spawn_result *ret, struct hib_error *err);
 
