@@ -15,17 +15,14 @@
  * 2 abort, and show the hook's output as the reason; 3 abort silently.
  */
 #include <dirent.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 
 #include "frontend/hooks.h"
 #include "util/error.h"
+#include "util/spawn.h"
 #include "util/util.h"
 
 enum hook_kind { HOOK_OURS, HOOK_PMUTILS, HOOK_SYSTEMD, HOOK_INLINE };
@@ -269,31 +266,22 @@ const char *hib_hooks_name(const struct hib_hooks *h, size_t i)
 	return i < h->n ? h->v[i].path : NULL;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* What a hook's environment holds, and nothing else (hibernate-hooks(7)): root
  * runs the hooks, so the caller's variables (LD_PRELOAD, PATH, IFS, ...) must
  * not reach them. */
-#define HOOK_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define HOOK_ENV_MAX 80
 
 static void hook_environment(const struct hib_hook_config *c, bool pre, char (*vars)[64],
-			     char **envp)
+			     const char **envp)
 {
 	size_t n = 0;
 
 	snprintf(vars[0], sizeof(vars[0]), "HIBERNATE_MODE=%s", c->mode ? c->mode : "hibernate");
 	snprintf(vars[1], sizeof(vars[1]), "SYSTEMD_SLEEP_ACTION=%s",
 		 c->systemd_action ? c->systemd_action : "hibernate");
-	envp[n++] = (char *)HOOK_PATH;
-	envp[n++] = (char *)"LANG=C";
-	envp[n++] = (char *)(pre ? "HIBERNATE_PHASE=pre" : "HIBERNATE_PHASE=post");
+	envp[n++] = HIB_SPAWN_DEFAULT_ENV;
+	envp[n++] = "LANG=C";
+	envp[n++] = pre ? "HIBERNATE_PHASE=pre" : "HIBERNATE_PHASE=post";
 	envp[n++] = vars[0];
 	envp[n++] = vars[1];
 	for (char *const *e = c->env; e && *e && n + 1 < HOOK_ENV_MAX; e++)
@@ -301,32 +289,21 @@ static void hook_environment(const struct hib_hook_config *c, bool pre, char (*v
 	envp[n] = NULL;
 }
 
-/* A hook past its time or cut short: its whole process group killed, reaped. */
-static void end_hook(pid_t pid)
-{
-	int status;
-
-	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-}
-
 #define HOOK_INTERRUPTED (-EINTR)
 
-/* Why to stop waiting for a hook: 124 past its deadline; HOOK_INTERRUPTED when a
- * signal stops the run during "pre" (a post is never cut short: it undoes); 0 none. */
-static int must_end(const struct hib_hook_config *c, bool pre, uint64_t deadline)
+/* A signal stops the run during "pre" (a post is never cut short: it undoes). */
+static bool hook_stop(void *userdata)
 {
-	if (pre && c->interrupted && *c->interrupted)
-		return HOOK_INTERRUPTED;
-	return now_ms() >= deadline ? 124 : 0;
+	const volatile sig_atomic_t *interrupted = userdata;
+
+	return *interrupted;
 }
 
 /*
- * Run one hook with its arguments, its output collected into @out (a line at
- * a time also to the log), for at most @timeout_s. Returns its exit status,
- * 124 on a timeout (the whole process group is killed), HOOK_INTERRUPTED
- * (killed too), or -errno.
+ * Run one hook with its arguments, its output collected into @out, for at
+ * most the configured time. Returns its exit status, 124 on a timeout (the
+ * whole process group is killed), HOOK_INTERRUPTED (killed too), 127 when it
+ * cannot be executed (the reason in @out, as a shell says it), or -errno.
  */
 static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bool pre, char *out,
 		   size_t outlen)
@@ -336,84 +313,37 @@ static int run_one(const struct hib_hook *k, const struct hib_hook_config *c, bo
 				  c->systemd_verb ? c->systemd_verb : "hibernate", NULL };
 	const char *argv_pm[] = { k->path, pre ? "hibernate" : "thaw", NULL };
 	const char *argv_sh[] = { "/bin/sh", "-c", pre ? k->pre_cmd : k->post_cmd, NULL };
-	const char *const *argv = k->kind == HOOK_PMUTILS   ? argv_pm
-				  : k->kind == HOOK_INLINE  ? argv_sh
-				  : k->kind == HOOK_SYSTEMD ? argv_sd
-							    : argv_ours;
-	uint64_t deadline = now_ms() + (uint64_t)(c->timeout_s ? c->timeout_s : 30) * 1000;
-	char vars[2][64], *envp[HOOK_ENV_MAX];
-	size_t used = 0;
-	int pfd[2], status, end;
-	pid_t pid;
+	char vars[2][64];
+	const char *envp[HOOK_ENV_MAX];
+	struct hib_spawn sp = {
+		.argv = k->kind == HOOK_PMUTILS   ? argv_pm
+			: k->kind == HOOK_INLINE  ? argv_sh
+			: k->kind == HOOK_SYSTEMD ? argv_sd
+						  : argv_ours,
+		.envp = envp,
+		.timeout_ms = (c->timeout_s ? c->timeout_s : 30) * 1000u,
+		.stdin_fd = -1,
+		.stderr_mode = HIB_SPAWN_STDERR_MERGE,
+		.out = out,
+		.out_size = outlen,
+		.stop = pre && c->interrupted ? hook_stop : NULL,
+		.userdata = (void *)c->interrupted,
+	};
+	struct hib_spawn_result res;
+	struct hib_error err;
+	int r;
 
-	if (outlen)
-		out[0] = 0;
 	hook_environment(c, pre, vars, envp);
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return -errno;
+	r = hib_spawn_run(&sp, &res, &err);
+	if (r == -ETIME)
+		return 124;
+	if (r == -EINTR)
+		return HOOK_INTERRUPTED;
+	if ((r == -ENOENT || r == -EACCES) && outlen) {
+		snprintf(out, outlen, "cannot run: %s\n", strerror(-r));
+		return 127;
 	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-
-		setpgid(0, 0);
-		if (devnull >= 0)
-			dup2(devnull, STDIN_FILENO);
-		dup2(pfd[1], STDOUT_FILENO);
-		dup2(pfd[1], STDERR_FILENO);
-		signal(SIGPIPE, SIG_DFL);
-		execve(argv[0], (char *const *)argv, envp);
-		fprintf(stderr, "cannot run: %s\n", strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	close(pfd[1]);
-	for (;;) {
-		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		int64_t left = (int64_t)deadline - (int64_t)now_ms();
-		char buf[512];
-		ssize_t n;
-
-		if ((end = must_end(c, pre, deadline))) {
-			end_hook(pid);
-			close(pfd[0]);
-			return end;
-		}
-		if (poll(&p, 1, (int)MIN(left, 1000)) <= 0)
-			continue;
-		n = read(pfd[0], buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		if (used + 1 < outlen) {
-			size_t take = MIN((size_t)n, outlen - used - 1);
-			memcpy(out + used, buf, take);
-			used += take;
-			out[used] = 0;
-		}
-	}
-	close(pfd[0]);
-	/* The output is closed; the hook may still be running (a daemon it left
-	 * holds no pipe). Wait for it within the same deadline. */
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0)
-			return -errno;
-		if ((end = must_end(c, pre, deadline))) {
-			end_hook(pid);
-			return end;
-		}
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return r < 0 ? r : res.status;
 }
 
 static void log_output(const struct hib_hook_config *c, const struct hib_hook *k, const char *out)
