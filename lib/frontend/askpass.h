@@ -26,10 +26,17 @@ struct hib_askpass_env {
 	bool stdin_data; /* stdin a pipe, socket or regular file: a script answers */
 	bool plymouth;   /* a splash owns the screen (/run/plymouth/pid) */
 	bool systemd;    /* systemd is the init (/run/systemd/system, also in its initrd) */
-	char agent[256]; /* systemd-ask-password's path in $PATH; "" when there is none */
+	/* systemd-ask-password's path, at a fixed place (never looked up in the
+	 * caller's $PATH); "" when there is none */
+	char agent[256];
 };
 
+/* This process's situation; the agent the first executable of
+ * /usr/bin/systemd-ask-password, /bin/systemd-ask-password. */
 void hib_askpass_probe(struct hib_askpass_env *ret);
+
+/* The same, the agent the first executable one of @agents (NULL-terminated). */
+void hib_askpass_probe_at(struct hib_askpass_env *ret, const char *const *agents);
 
 /*
  * The agents when a splash owns the screen (typing on the console under it
@@ -45,8 +52,11 @@ enum hib_askpass_via hib_askpass_choose(const struct hib_askpass_env *env);
  * (locked memory is the caller's) without the newline. *@ret_len on success.
  * -ECANCELED when no answer came (the agent exited non-zero: cancelled, timed
  * out, or no agent is running), -ENODATA for an empty answer, -E2BIG when it does not
- * fit @size, else -errno; @err says which and names @agent. The child never
- * sees a descriptor of ours but the pipe.
+ * fit @size, else -errno; @err says which and names @agent. The agent runs
+ * through hib_spawn_run (util/spawn.h): by its path, with the default
+ * environment only (none of the caller's variables), stdin /dev/null, no
+ * descriptor of ours but the pipe and stderr, killed if it outlives
+ * @timeout_s by a few seconds.
  */
 int hib_askpass_agent(const char *agent, const char *id, const char *prompt, unsigned timeout_s,
 		      char *buf, size_t size, size_t *ret_len, struct hib_error *err);

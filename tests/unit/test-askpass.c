@@ -120,28 +120,68 @@ static void choice_follows_the_situation(void **state)
 	}
 }
 
-static void probe_finds_the_agent_in_path(void **state)
+static void probe_takes_the_first_executable_candidate(void **state)
+{
+	struct fx *f = *state;
+	struct hib_askpass_env env;
+	const char *candidates[] = { "/nonexistent-hib/systemd-ask-password", f->agent, NULL };
+
+	write_agent(f, "exit 0");
+	hib_askpass_probe_at(&env, candidates);
+	assert_string_equal(env.agent, f->agent);
+	candidates[1] = NULL;
+	hib_askpass_probe_at(&env, candidates);
+	assert_string_equal(env.agent, "");
+	/* Found but not executable is not found. */
+	chmod(f->agent, 0644);
+	candidates[1] = f->agent;
+	hib_askpass_probe_at(&env, candidates);
+	assert_string_equal(env.agent, "");
+}
+
+/* An agent first in the caller's $PATH is not the one run: only the fixed
+ * places count. (The old probe searched $PATH and found this one.) */
+static void probe_ignores_path(void **state)
 {
 	struct fx *f = *state;
 	struct hib_askpass_env env;
 	char *old = strdup(getenv("PATH") ? getenv("PATH") : "");
-	char path[PATH_MAX * 2];
 
 	write_agent(f, "exit 0");
-	snprintf(path, sizeof(path), "/nonexistent-hib::%s", f->dir);
-	setenv("PATH", path, 1);
-	hib_askpass_probe(&env);
-	assert_string_equal(env.agent, f->agent);
-	setenv("PATH", "/nonexistent-hib", 1);
-	hib_askpass_probe(&env);
-	assert_string_equal(env.agent, "");
-	/* Found but not executable is not found. */
-	chmod(f->agent, 0644);
 	setenv("PATH", f->dir, 1);
 	hib_askpass_probe(&env);
-	assert_string_equal(env.agent, "");
 	setenv("PATH", old, 1);
 	free(old);
+	assert_string_not_equal(env.agent, f->agent);
+	if (env.agent[0] && strcmp(env.agent, "/usr/bin/systemd-ask-password") != 0)
+		assert_string_equal(env.agent, "/bin/systemd-ask-password");
+}
+
+/* The agent sees the default environment, none of the caller's variables.
+ * (The old execv passed ours: the canary and this PATH reached it.) */
+static void agent_gets_a_built_environment(void **state)
+{
+	struct fx *f = *state;
+	struct hib_error err;
+	char body[PATH_MAX * 2], envfile[PATH_MAX + 40], buf[16];
+	char *old = strdup(getenv("PATH") ? getenv("PATH") : "");
+	size_t len = 0;
+
+	snprintf(envfile, sizeof(envfile), "%s.env", f->args);
+	snprintf(body, sizeof(body), "env | grep -Ev '^(PWD|SHLVL|_)=' | sort > '%s'; echo yes",
+		 envfile);
+	write_agent(f, body);
+	setenv("HIB_TEST_CALLER_SECRET", "leaked", 1);
+	setenv("PATH", "/tmp/hib-evil:/usr/bin:/bin", 1);
+	assert_int_equal(hib_askpass_agent(f->agent, "image", "P:", 0, buf, sizeof(buf), &len,
+					   &err),
+			 0);
+	unsetenv("HIB_TEST_CALLER_SECRET");
+	setenv("PATH", old, 1);
+	free(old);
+	assert_int_equal(len, 3);
+	assert_string_equal(slurp(envfile),
+			    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
 }
 
 static void probe_sees_a_pipe_on_stdin(void **state)
@@ -263,7 +303,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		FX(choice_follows_the_situation),
-		FX(probe_finds_the_agent_in_path),
+		FX(probe_takes_the_first_executable_candidate),
+		FX(probe_ignores_path),
+		FX(agent_gets_a_built_environment),
 		FX(probe_sees_a_pipe_on_stdin),
 		FX(agent_answer_taken_without_newline),
 		FX(agent_without_answer_cancels),
