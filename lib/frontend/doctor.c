@@ -18,6 +18,7 @@
 #include <sys/utsname.h>
 #include <linux/magic.h>
 
+#include "frontend/config.h"
 #include "frontend/doctor.h"
 #include "frontend/keyfile.h"
 #include "storage/btrfs.h"
@@ -701,4 +702,29 @@ int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userda
 	check_key_file(&c);
 	hib_cmdline_free(&c.kc);
 	return c.worst;
+}
+
+void hib_doctor_input_from(const struct hib_config *cfg, const struct hib_target_request *req,
+			   const char *root, struct hib_doctor_input *ret)
+{
+	*ret = (struct hib_doctor_input){
+		.root = root,
+		.target = *req,
+		.image_size = cfg->opts.image_size,
+		.encrypt = cfg->encrypt,
+		.require = cfg->opts.require_encryption,
+		.zram = cfg->opts.zram,
+		.key_file = cfg->key_file,
+	};
+}
+
+void hib_doctor_first_fail(enum hib_doctor_verdict v, const char *check, const char *msg,
+			   void *userdata)
+{
+	struct hib_doctor_first_fail *ff = userdata;
+
+	if (v == HIB_DOCTOR_FAIL && !ff->check[0]) {
+		snprintf(ff->check, sizeof(ff->check), "%s", check);
+		snprintf(ff->msg, sizeof(ff->msg), "%s", msg);
+	}
 }

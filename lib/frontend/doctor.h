@@ -30,4 +30,18 @@ typedef void (*hib_doctor_fn)(enum hib_doctor_verdict v, const char *check, cons
 /* Run every check; returns the worst verdict. */
 int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userdata);
 
+/* doctor's input as the configuration and the target request give it;
+ * @root: a test root, NULL for "/". */
+struct hib_config;
+void hib_doctor_input_from(const struct hib_config *cfg, const struct hib_target_request *req,
+			   const char *root, struct hib_doctor_input *ret);
+
+/* The first FAIL of a doctor run (hib_doctor_fn; @userdata is this), "" when none. */
+struct hib_doctor_first_fail {
+	char check[32];
+	char msg[1024];
+};
+void hib_doctor_first_fail(enum hib_doctor_verdict v, const char *check, const char *msg,
+			   void *userdata);
+
 #endif

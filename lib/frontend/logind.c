@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "frontend/logind.h"
+#include "frontend/systemd.h"
 #include "storage/swaps.h"
 #include "util/error.h"
 #include "util/util.h"
@@ -337,4 +338,44 @@ int hib_logind_configure(const char *root, const struct hib_target *t, struct hi
 	if (r < 0)
 		return hib_error_set(err, r, "cannot write %s: %s", p, strerror(-r));
 	return 1;
+}
+
+enum hib_logind_verdict hib_logind_doctor(const char *root, const char *test_answer,
+					  bool doctor_failed, char *buf, size_t len)
+{
+	struct hib_logind_facts f;
+	char answer[32];
+
+	hib_logind_facts_read(root, &f);
+	f.doctor_failed = doctor_failed;
+	if (root) {
+		f.unasked = "a test root, not this system";
+		f.answer = test_answer;
+	} else if (hib_logind_can_hibernate(answer, sizeof(answer), &f.unasked) == 0) {
+		f.answer = answer;
+	}
+	return hib_logind_explain(&f, buf, len);
+}
+
+int hib_logind_setup(const struct hib_doctor_input *in, struct hib_logind_setup *ret,
+		     struct hib_error *err)
+{
+	struct hib_target_request req = in->target;
+	int r;
+
+	*ret = (struct hib_logind_setup){ 0 };
+	if (hib_doctor(in, hib_doctor_first_fail, &ret->fail) != HIB_DOCTOR_FAIL) {
+		req.file_target = true;
+		r = hib_target_resolve(&req, &ret->target, err);
+		if (r < 0)
+			return r;
+	}
+	r = hib_logind_configure(in->root, ret->target, err);
+	if (r < 0) {
+		hib_target_close(ret->target);
+		ret->target = NULL;
+		return r;
+	}
+	ret->changed = r > 0;
+	return 0;
 }

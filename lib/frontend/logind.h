@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "frontend/doctor.h"
 #include "hibernate.h"
 
 /* The file systemd-logind.service reads (EnvironmentFile=) when it starts: it
@@ -49,5 +50,31 @@ enum hib_logind_verdict hib_logind_explain(const struct hib_logind_facts *f, cha
  * by its own checks). 1 when the file changed (logind must be restarted to
  * read it), 0 when not, negative errno with @err on failure. */
 int hib_logind_configure(const char *root, const struct hib_target *t, struct hib_error *err);
+
+/*
+ * doctor's logind line: the facts under @root, logind's answer (asked over
+ * D-Bus; under a test root, @test_answer stands for it, NULL: not asked), and
+ * @doctor_failed, explained into @buf.
+ */
+enum hib_logind_verdict hib_logind_doctor(const char *root, const char *test_answer,
+					  bool doctor_failed, char *buf, size_t len);
+
+/* What logind-setup did (hib_logind_setup). */
+struct hib_logind_setup {
+	struct hib_target *target;         /* doctor passed: the target logind is told of */
+	bool changed;                      /* the env file changed: restart logind */
+	struct hib_doctor_first_fail fail; /* doctor failed: its first FAIL */
+};
+
+/*
+ * Only where doctor passes is logind told that hibernate can hibernate: run
+ * doctor over @in; where it passes, resolve the target (a file target for its
+ * blocks) and hib_logind_configure it; where it fails, remove the env file.
+ * @return 0 with @ret filled (ret->target the caller's to close), or -errno
+ * with @err.
+ */
+struct hib_doctor_input;
+int hib_logind_setup(const struct hib_doctor_input *in, struct hib_logind_setup *ret,
+		     struct hib_error *err);
 
 #endif

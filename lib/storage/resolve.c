@@ -33,8 +33,8 @@ static char *read_proc_cmdline(void)
 }
 
 /* Nothing given: resume= on the kernel command line, else the only active swap partition. */
-static int choose_from_system(const struct hib_target_request *req, struct hib_target_choice *c,
-			      struct hib_error *err)
+static int choose_from_kernel_and_swaps(const struct hib_target_request *req,
+					struct hib_target_choice *c, struct hib_error *err)
 {
 	_cleanup_(freep) char *text = NULL;
 	const char *cmdline = req->cmdline;
@@ -91,7 +91,7 @@ int hib_target_choose(const struct hib_target_request *req, struct hib_target_ch
 			return hib_error_set(err, -ENOMEM, "%s: %s", given, strerror(ENOMEM));
 		c.source = req->spec ? HIB_TARGET_FROM_OPTION : HIB_TARGET_FROM_CONFIG;
 	} else {
-		r = choose_from_system(req, &c, err);
+		r = choose_from_kernel_and_swaps(req, &c, err);
 		if (r < 0)
 			return r;
 	}
