@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Hibernate: the cycle, phase by phase (hib_suspend, at the end).
+ * Hibernate: the cycle, phase by phase (hib_suspend, then its phases in
+ * order).
  *
  *   prepare      check the target (admit.c), allocate everything, zram out of
  *                the way (zram.c), mlockall, room for the extent map (map.c)
@@ -56,6 +57,40 @@ struct cycle {
 	uint64_t t0;               /* FREEZE began (ms) */
 	uint64_t tp;               /* where the last log_phase() ended */
 };
+
+static int hibernate_prepare(struct cycle *c);
+static int hibernate_freeze(struct cycle *c);
+static int hibernate_snapshot(struct cycle *c);
+static int hibernate_write(struct cycle *c);
+static int hibernate_seal(struct cycle *c);
+static int hibernate_power_down(struct cycle *c);
+static void hibernate_unwind(struct cycle *c, int r);
+
+int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
+		enum hib_suspend_outcome *ret_outcome, struct hib_stats *ret_stats)
+{
+	static int (*const phases[])(struct cycle *) = {
+		hibernate_prepare, hibernate_freeze, hibernate_snapshot,
+		hibernate_write,   hibernate_seal,   hibernate_power_down,
+	};
+	struct cycle c = {
+		.sc = { .t = t, .snap = snap, .o = o, .snap_mu = PTHREAD_MUTEX_INITIALIZER },
+		.block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES,
+	};
+	int r = 0;
+
+	/* Phase after phase, until one fails or decides how the cycle ends. */
+	for (size_t i = 0; i < ARRAY_SIZE(phases) && r == 0 && !c.outcome; i++)
+		r = phases[i](&c);
+	hibernate_unwind(&c, r);
+	if (r < 0)
+		return r;
+	if (ret_outcome)
+		*ret_outcome = c.outcome;
+	if (ret_stats)
+		*ret_stats = c.stats;
+	return 0;
+}
 
 /*
  * What the cycle uses while frozen besides the pipeline and the extent map,
@@ -560,30 +595,4 @@ static void hibernate_unwind(struct cycle *c, int r)
 	free(c->h);
 	free(c->orig_page);
 	suspend_zram_put_back(&c->zram);
-}
-
-int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
-		enum hib_suspend_outcome *ret_outcome, struct hib_stats *ret_stats)
-{
-	static int (*const phases[])(struct cycle *) = {
-		hibernate_prepare, hibernate_freeze, hibernate_snapshot,
-		hibernate_write,   hibernate_seal,   hibernate_power_down,
-	};
-	struct cycle c = {
-		.sc = { .t = t, .snap = snap, .o = o, .snap_mu = PTHREAD_MUTEX_INITIALIZER },
-		.block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES,
-	};
-	int r = 0;
-
-	/* Phase after phase, until one fails or decides how the cycle ends. */
-	for (size_t i = 0; i < ARRAY_SIZE(phases) && r == 0 && !c.outcome; i++)
-		r = phases[i](&c);
-	hibernate_unwind(&c, r);
-	if (r < 0)
-		return r;
-	if (ret_outcome)
-		*ret_outcome = c.outcome;
-	if (ret_stats)
-		*ret_stats = c.stats;
-	return 0;
 }
