@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Where the image goes on the target: its pages handed out one at a time (the
+ * header page, each block's, the map's), the extent map that records them,
+ * its room reserved last before the freeze so the writer never grows it, and
+ * its pages written once the stream is on disk.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/sysinfo.h>
+
+#include "engine/suspend-priv.h"
+
+int suspend_alloc_page(struct suspend_ctx *sc, uint64_t *off)
+{
+	for (int tries = 0;; tries++) {
+		int r = hib_target_alloc_page(sc->t, sc->snap, off);
+		/* /dev/snapshot's ioctls only trylock the mutex our reader holds in read(). */
+		if (r != -EBUSY || tries > 100000)
+			return r;
+		sched_yield();
+	}
+}
+
+/*
+ * Room in the extent map for every extent the image can have, so the writer
+ * never grows it while the image is held. An extent holds at least a page:
+ * there are at most as many as the pages the image takes, which are at most
+ * the area's free pages (counted last before the freeze), and at most what a
+ * stream up to the user's limit, or up to RAM (the kernel's copy is in
+ * memory; a PFN per page and a header page come with it), takes on disk: its
+ * pages and one more per block (a record's header, and a sealed one's tag).
+ * An extent costs 24 bytes (16 in the map, 8 in its index), so 6 MiB per GiB
+ * the image can take, if no two of its pages touch. Called last before the
+ * freeze, after mlockall, which brought our swapped-out pages back and freed
+ * their slots.
+ */
+int suspend_reserve_map(struct suspend_ctx *sc, uint32_t block_bytes)
+{
+	uint64_t pages, stream = UINT64_MAX;
+	int r = hib_target_avail_pages(sc->t, sc->snap, &pages);
+
+	if (r < 0)
+		return log_err(r, "%s: the free space of the area is unknown: %m",
+			       hib_target_name(sc->t));
+	if (sc->o->image_size > 0)
+		stream = (uint64_t)sc->o->image_size / HIB_PAGE_SIZE;
+	if (hib_snapshot_can(sc->snap, HIB_SNAP_CAP_FREEZES_SYSTEM)) {
+		struct sysinfo si;
+
+		if (sysinfo(&si) == 0) {
+			uint64_t ram = (uint64_t)si.totalram * si.mem_unit / HIB_PAGE_SIZE;
+
+			stream = MIN(stream, hib_snapshot_stream_pages(ram));
+		}
+	}
+	if (stream != UINT64_MAX)
+		pages = MIN(pages, stream + DIV_ROUND_UP(stream, block_bytes / HIB_PAGE_SIZE));
+	r = extmap_reserve(&sc->map, (size_t)MIN(pages, (uint64_t)SIZE_MAX));
+	if (r == 0) {
+		/* suspend_write_map's too: a map page's place for every HIB_MAP_ENTRIES extents. */
+		sc->map_offs = calloc(extmap_pages_needed_for(sc->map.cap), sizeof(*sc->map_offs));
+		sc->map_page = hib_alloc_pages(HIB_PAGE_SIZE);
+		if (!sc->map_offs || !sc->map_page)
+			r = -ENOMEM;
+	}
+	if (r < 0)
+		return log_err(r, "allocating the extent map (%llu extents) failed: %m",
+			       (unsigned long long)pages);
+	log_debug("extent map: room for %zu extents, %zu KiB", sc->map.cap,
+		  sc->map.cap * (sizeof(*sc->map.ext) + sizeof(*sc->map.start)) >> 10);
+	return 0;
+}
+
+/* Map pages, chained; each allocated from the swap area like the data. */
+int suspend_write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_pages)
+{
+	uint32_t n = extmap_pages_needed(&sc->map);
+	uint64_t *offs = sc->map_offs; /* room for the map's reservation */
+	struct hib_map_page *mp = sc->map_page;
+	int r;
+
+	for (uint32_t i = 0; i < n; i++) {
+		r = suspend_alloc_page(sc, &offs[i]);
+		if (r < 0)
+			return log_err(r, "%s: no swap page left for the extent map: %m",
+				       hib_target_path(sc->t));
+	}
+	r = image_write_map(sc->t, &sc->map, sc->image_id, offs, n, mp);
+	if (r < 0)
+		return r;
+	*ret_first = offs[0];
+	*ret_pages = n;
+	return 0;
+}

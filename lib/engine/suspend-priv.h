@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the files of hibernate's cycle share, and only they include: the
+ * stream's context, and what suspend.c's phases call in writer.c (the stream
+ * to disk), verify.c (--verify), map.c (the target's pages and the extent
+ * map), admit.c (which targets are ours to write) and zram.c (zram out of
+ * the way).
+ */
+#ifndef HIB_ENGINE_SUSPEND_PRIV_H
+#define HIB_ENGINE_SUSPEND_PRIV_H
+
+#include <pthread.h>
+#include <xxhash.h>
+
+#include "engine/adapt.h"
+#include "engine/engine.h"
+#include "storage/swaps.h"
+
+struct suspend_ctx {
+	struct hib_target *t;
+	struct hib_snapshot *snap;
+	const struct hib_options *o;
+	struct engine_pipe ep;
+	struct hib_extmap map;
+	uint64_t image_id;
+	uint64_t stream_bytes;
+	uint64_t stored_pages;
+	uint32_t nr_blocks;
+	int writer_err;
+	uint64_t written_stream; /* progress, stream bytes already on disk */
+	uint8_t *key;            /* the data key of an encrypted image */
+	struct hib_ioq *ioq;     /* the writer's queue to the target */
+	struct writer *writer;
+	uint64_t last_progress_ms;
+	/* Adaptive compression (adapt.h): workers ask it block by block; the
+	 * writer tells it how fast the disk goes. */
+	bool adaptive;
+	struct hib_adapt adapt;
+	/* Taken by the reader around a block's reads and by the writer around a
+	 * block's page allocations: /dev/snapshot's ioctls only trylock the
+	 * mutex its read() holds, so with a busy reader they fail with EBUSY
+	 * again and again (seen under TCG: 100000 retries ran out). */
+	pthread_mutex_t snap_mu;
+	uint64_t hdr_off;   /* the header page, allocated before the snapshot */
+	uint64_t *map_offs; /* suspend_write_map's: where each map page goes */
+	struct hib_map_page *map_page;
+	uint8_t *verify_rec; /* --verify's: a record read back, its block decoded, */
+	uint8_t *verify_out;
+	struct hib_readahead *verify_ra; /* and its reads, given the map's range later */
+	struct engine_fs_buf fs;         /* engine_fs_record's, the kernel's device only */
+	XXH3_state_t stream_st;          /* the blocks' raw_xxh3, in order (the writer) */
+	uint64_t snap_ns;                /* the reader's time inside /dev/snapshot's read() */
+};
+
+/* writer.c: the codec workers' job (engine_pipe_new's); the writer thread's
+ * state and its queue to the target, made before the freeze; the stream
+ * written, its checksum chain into *@ret_xxh3 (-ECANCELED: cancelled). */
+int suspend_encode_work(struct hib_job *job, void *worker_ctx);
+int suspend_writer_new(struct suspend_ctx *sc);
+int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3);
+
+/* verify.c: --verify's buffers and read-ahead, made before the freeze; every
+ * block read back and checked against the stream's checksum chain. */
+int suspend_verify_new(struct suspend_ctx *sc);
+void suspend_verify_free(struct suspend_ctx *sc);
+int suspend_verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3);
+
+/* map.c: the target's next page (retried while the reader holds the device);
+ * the extent map's room, last before the freeze; the map's pages written. */
+int suspend_alloc_page(struct suspend_ctx *sc, uint64_t *off);
+int suspend_reserve_map(struct suspend_ctx *sc, uint32_t block_bytes);
+int suspend_write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_pages);
+
+/* admit.c: refuse a target that is not a swap area (or image file) ours to
+ * write; turn its swap on when --auto-swapon says so. @page: room to read page 0. */
+int suspend_check_target(struct hib_target *t, struct hib_snapshot *snap, uint8_t *page,
+			 bool auto_swapon);
+
+/* zram.c: zram areas swapped off into @plan, before the freeze; and on
+ * again as they were, whichever way the cycle ended (the plan freed). */
+int suspend_zram_move_out(const struct suspend_ctx *sc, struct hib_zram_plan *plan);
+void suspend_zram_put_back(struct hib_zram_plan *plan);
+
+#endif

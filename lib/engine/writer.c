@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The write phase's stream, snapshot to disk: this thread reads the kernel's
+ * copy into the pipeline, the codec workers encode it block by block
+ * (suspend_encode_work), and the writer thread gives each block, in order,
+ * the target's next pages and queues its writes. Its state and queue are made
+ * in prepare (suspend_writer_new); only the threads start while frozen.
+ */
+#include <stdlib.h>
+
+#include "engine/suspend-priv.h"
+#include "storage/ioq.h"
+
+int suspend_encode_work(struct hib_job *job, void *worker_ctx)
+{
+	struct hib_block_hdr *h = job->out;
+	int r;
+
+	struct suspend_ctx *sc = codec_ctx_userdata(worker_ctx);
+	bool measure = sc && sc->adaptive;
+	uint64_t t0 = 0;
+
+	if (job->in_len == 0) { /* end of stream */
+		job->out_len = 0;
+		return 0;
+	}
+	if (measure && !adapt_compress(&sc->adapt, job->seq))
+		measure = false; /* stored raw: the disk is faster than the codec */
+	codec_ctx_set_raw(worker_ctx, sc && sc->adaptive && !measure);
+	if (measure)
+		t0 = hib_now_ns();
+	r = codec_encode(worker_ctx, job->in, (uint32_t)job->in_len, (uint32_t)job->seq, job->user,
+			 job->out);
+	/* Zero blocks cost the codec nothing and would flatter its rate. */
+	if (r == 0 && measure && h->codec != HIB_BLOCK_ZERO)
+		adapt_codec_done(&sc->adapt, job->in_len, h->stored_bytes, hib_now_ns() - t0);
+	if (r < 0)
+		return r;
+	codec_seal(worker_ctx, job->out);
+	job->out_len = hib_block_pages(h->stored_bytes) * HIB_PAGE_SIZE;
+	return 0;
+}
+
+static void report(struct suspend_ctx *sc, bool force)
+{
+	uint64_t now = hib_now_ms();
+
+	if (!sc->o->progress)
+		return;
+	if (!force && now - sc->last_progress_ms < 200)
+		return;
+	sc->last_progress_ms = now;
+	sc->o->progress("write", sc->written_stream, sc->stream_bytes, sc->o->progress_userdata);
+}
+
+/*
+ * The writer: takes encoded blocks in order, gives each the next pages of the
+ * target (allocation and the extent map stay strictly sequential), and queues
+ * their writes; a block's slot goes back to the pipeline when its last write
+ * has completed. Up to HIB_WRITE_DEPTH blocks are in flight.
+ */
+#define HIB_WRITE_DEPTH 8
+
+struct inflight {
+	struct hib_job *job;
+	unsigned pending; /* writes of this block not yet complete */
+};
+
+struct writer {
+	struct suspend_ctx *sc;
+	struct inflight q[HIB_WRITE_DEPTH * 4];
+	unsigned head, count; /* FIFO of blocks in flight, oldest at head */
+	int err;
+	uint64_t busy_since_ns; /* blocks in flight since then (0: none) */
+	uint64_t busy_bytes;    /* bytes completed since then */
+};
+
+/* The disk's rate for adaptive compression: bytes over the time blocks were
+ * in flight, told when the queue empties and every 32 MiB while it does not. */
+static void disk_rate(struct writer *w, uint64_t bytes)
+{
+	uint64_t now;
+
+	if (!w->sc->adaptive || !w->busy_since_ns)
+		return;
+	w->busy_bytes += bytes;
+	if (w->count > 0 && w->busy_bytes < (32u << 20))
+		return;
+	now = hib_now_ns();
+	adapt_disk_done(&w->sc->adapt, w->busy_bytes, now - w->busy_since_ns);
+	w->busy_bytes = 0;
+	w->busy_since_ns = w->count > 0 ? now : 0;
+}
+
+static void write_done(uint64_t tag, int res, void *ud)
+{
+	struct writer *w = ud;
+	struct inflight *f = &w->q[tag % ARRAY_SIZE(w->q)];
+
+	if (res < 0 && !w->err) {
+		w->err = res;
+		log_err(res, "%s: writing block %llu failed: %m", hib_target_path(w->sc->t),
+			(unsigned long long)f->job->seq);
+	}
+	f->pending--;
+}
+
+/* The writer's state and its queue to the target, before the freeze. */
+int suspend_writer_new(struct suspend_ctx *sc)
+{
+	int r;
+
+	sc->writer = calloc(1, sizeof(*sc->writer));
+	if (!sc->writer)
+		return -ENOMEM;
+	sc->writer->sc = sc;
+	/* Blocks may span several extents: room for a few writes each. */
+	r = hib_ioq_new(hib_target_fd(sc->t), HIB_WRITE_DEPTH * 4, sc->o->io_mode, write_done,
+			sc->writer, &sc->ioq);
+	if (r < 0)
+		return log_err(r, "setting up the writer failed: %m");
+	return 0;
+}
+
+/* Give back, in order, the blocks whose writes are all done. */
+static void retire(struct writer *w, bool all)
+{
+	struct suspend_ctx *sc = w->sc;
+
+	while (w->count) {
+		struct inflight *f = &w->q[w->head];
+		if (f->pending && !all)
+			break;
+		sc->written_stream = f->job->user + f->job->in_len;
+		w->head = (w->head + 1) % ARRAY_SIZE(w->q);
+		w->count--;
+		disk_rate(w, f->job->out_len);
+		pipeline_release(sc->ep.pipe, f->job);
+	}
+	report(sc, false);
+}
+
+/* The next @pages pages of the target for a block, into the extent map. */
+static int alloc_block_pages(struct suspend_ctx *sc, uint64_t pages)
+{
+	for (uint64_t i = 0; i < pages; i++) {
+		uint64_t off;
+		int r = suspend_alloc_page(sc, &off);
+
+		if (r == -ENOSPC)
+			return log_err(r,
+				       "%s: not enough space: %llu MiB written of a %llu MiB "
+				       "stream, the area is full (%llu MiB)",
+				       hib_target_name(sc->t),
+				       (unsigned long long)(sc->map.pages * HIB_PAGE_SIZE >> 20),
+				       (unsigned long long)(sc->stream_bytes >> 20),
+				       (unsigned long long)(hib_target_size(sc->t) >> 20));
+		if (r < 0)
+			return log_err(r, "allocating a swap page failed: %m");
+		r = extmap_add(&sc->map, off, 1);
+		if (r < 0)
+			return log_err(r,
+				       "the extent map is full (%zu extents): the area "
+				       "handed out more pages than it had free before "
+				       "the freeze",
+				       sc->map.cap);
+	}
+	return 0;
+}
+
+static int queue_block(struct writer *w, struct hib_job *job)
+{
+	struct suspend_ctx *sc = w->sc;
+	uint64_t pages = job->out_len / HIB_PAGE_SIZE, lp = sc->map.pages, done = 0;
+	unsigned slot = (w->head + w->count) % ARRAY_SIZE(w->q);
+	struct inflight *f = &w->q[slot];
+	int r;
+
+	pthread_mutex_lock(&sc->snap_mu);
+	r = alloc_block_pages(sc, pages);
+	pthread_mutex_unlock(&sc->snap_mu);
+	if (r < 0)
+		return r;
+	r = extmap_index(&sc->map);
+	if (r < 0)
+		return r;
+	f->job = job;
+	f->pending = 1; /* held until every run is queued */
+	if (w->count++ == 0 && sc->adaptive)
+		w->busy_since_ns = hib_now_ns();
+	/* Each write's tag is the block's FIFO slot. */
+	while (done < pages) {
+		uint64_t off, run;
+		r = extmap_lookup(&sc->map, lp + done, &off, &run);
+		if (r < 0)
+			return r;
+		run = MIN(run, pages - done);
+		f->pending++;
+		r = hib_ioq_write(sc->ioq, (const uint8_t *)job->out + done * HIB_PAGE_SIZE,
+				  run * HIB_PAGE_SIZE, off, slot);
+		if (r < 0) {
+			f->pending--;
+			return log_err(r, "%s: queueing a write failed: %m",
+				       hib_target_path(sc->t));
+		}
+		done += run;
+	}
+	f->pending--;
+	sc->stored_pages += pages;
+	sc->nr_blocks++;
+	XXH3_64bits_update(&sc->stream_st, &((const struct hib_block_hdr *)job->out)->raw_xxh3,
+			   sizeof(uint64_t));
+	return 0;
+}
+
+static void *writer_main(void *arg)
+{
+	struct suspend_ctx *sc = arg;
+	struct writer *w = sc->writer;
+	struct hib_pipeline *p = sc->ep.pipe;
+	int r = 0, k;
+
+	for (;;) {
+		struct hib_job *job;
+
+		/* Room for one more block in flight; completions first. */
+		/* Blocks held for their writes keep their slots: leave the reader two,
+		 * or it waits for a slot while we wait for its next block. */
+		while (w->count >= MIN(HIB_WRITE_DEPTH, pipeline_slots(p) - 2) && !w->err) {
+			r = hib_ioq_reap(sc->ioq, true);
+			if (r < 0)
+				goto out;
+			retire(w, false);
+		}
+		if (w->err) {
+			r = w->err;
+			goto out;
+		}
+		/* Waiting for the codec with writes in flight: keep reaping, so
+		 * the disk's busy time ends when its writes do (adaptive only:
+		 * it is what measures the disk). */
+		while (sc->adaptive && w->count > 0 && !w->err && !pipeline_done_ready(p)) {
+			r = hib_ioq_reap_timeout(sc->ioq, 200);
+			if (r < 0)
+				goto out;
+			retire(w, false);
+		}
+		job = pipeline_next_done(p);
+		if (!job)
+			break; /* aborted by the reader */
+		if (job->err) {
+			r = job->err;
+			log_err(r, "compressing block %llu failed: %m",
+				(unsigned long long)job->seq);
+			pipeline_release(p, job);
+			break;
+		}
+		if (job->out_len == 0) {
+			pipeline_release(p, job);
+			break;
+		}
+		r = queue_block(w, job);
+		if (r < 0)
+			goto out;
+		r = hib_ioq_reap(sc->ioq, false);
+		if (r < 0)
+			goto out;
+		retire(w, false);
+	}
+out:
+	k = hib_ioq_drain(sc->ioq);
+	if (r == 0)
+		r = k < 0 ? k : w->err;
+	retire(w, true);
+	if (r < 0) {
+		sc->writer_err = r;
+		pipeline_abort(p);
+	}
+	return NULL;
+}
+
+/* Read the whole stream into the pipeline. */
+static int produce_stream(struct suspend_ctx *sc)
+{
+	struct hib_pipeline *p = sc->ep.pipe;
+	uint64_t off = 0;
+	bool end = false;
+
+	while (!end) {
+		struct hib_job *job = pipeline_next_free(p);
+		uint8_t *buf;
+
+		if (!job)
+			return sc->writer_err ? sc->writer_err : -ECANCELED;
+		if (sc->o->cancel && sc->o->cancel(sc->o->cancel_userdata)) {
+			log_warn("cancelled while writing the image, at %llu of %llu MiB",
+				 (unsigned long long)(off >> 20),
+				 (unsigned long long)(sc->stream_bytes >> 20));
+			return -ECANCELED;
+		}
+		buf = job->in;
+		job->in_len = 0;
+		pthread_mutex_lock(&sc->snap_mu);
+		uint64_t t_read = hib_now_ns();
+		while (job->in_len < sc->ep.block_bytes) {
+			ssize_t n = sc->snap->ops->read_page(sc->snap, buf + job->in_len);
+			if (n < 0) {
+				pthread_mutex_unlock(&sc->snap_mu);
+				log_err((int)n, "reading the snapshot at byte %llu failed: %m",
+					(unsigned long long)(off + job->in_len));
+				return (int)n;
+			}
+			if (n == 0) {
+				end = true;
+				break;
+			}
+			job->in_len += (size_t)n;
+		}
+		sc->snap_ns += hib_now_ns() - t_read;
+		pthread_mutex_unlock(&sc->snap_mu);
+		job->user = off;
+		off += job->in_len;
+		pipeline_submit(p, job);
+		if (end && job->in_len > 0) {
+			/* Still owe the writer its end marker. */
+			job = pipeline_next_free(p);
+			if (!job)
+				return sc->writer_err ? sc->writer_err : -ECANCELED;
+			job->in_len = 0;
+			pipeline_submit(p, job);
+		}
+	}
+	if (off != sc->stream_bytes) {
+		log_err(-EIO, "the snapshot gave %llu bytes, the kernel announced %llu",
+			(unsigned long long)off, (unsigned long long)sc->stream_bytes);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Run the stream through the codec workers to the writer thread; the chain of
+ * the blocks' checksums into *@ret_xxh3. -ECANCELED: the cancel callback said so. */
+int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
+{
+	pthread_t writer;
+	pthread_attr_t attr;
+	int r;
+
+	hib_xxh3_reset(&sc->stream_st, sc->image_id);
+	r = pipeline_start(sc->ep.pipe);
+	if (r < 0)
+		return log_err(r, "starting %u codec threads failed: %m", sc->ep.workers);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	r = -pthread_create(&writer, &attr, writer_main, sc);
+	pthread_attr_destroy(&attr);
+	if (r < 0) {
+		pipeline_stop(sc->ep.pipe);
+		return log_err(r, "starting the writer thread failed: %m");
+	}
+	r = produce_stream(sc);
+	if (r < 0)
+		pipeline_abort(sc->ep.pipe);
+	pthread_join(writer, NULL);
+	pipeline_stop(sc->ep.pipe);
+	if (r == 0 && sc->writer_err)
+		r = sc->writer_err;
+	if (r < 0)
+		return r;
+	report(sc, true);
+	*ret_xxh3 = XXH3_64bits_digest(&sc->stream_st);
+	return 0;
+}
