@@ -124,13 +124,15 @@ case $1 in
 	# a stand-in vlock on the hooks' PATH records what it was started on and
 	# stays, as the real one waits for a password. The hook's own logic (the
 	# console in front, setsid, the check that the lock is up) runs as shipped.
+	# That check looks for a process named vlock on the console: the stand-in
+	# stays that process (a loop, no exec).
 	if [ -n "$vt" ] && [ -e "/dev/tty$vt" ]; then
 		mkdir -p /usr/local/bin
 		cat >/usr/local/bin/vlock <<-'EOF'
 			#!/bin/sh
 			echo $$ >/run/vlock.pid
 			echo "$* $(readlink /proc/$$/fd/0)" >/run/vlock.started
-			exec sleep 100000
+			while :; do sleep 1000; done
 		EOF
 		chmod 755 /usr/local/bin/vlock
 		echo "lock-console = yes" >>$conf
