@@ -201,6 +201,46 @@ static void configure_without_target_removes_the_bypass(void **state)
 	assert_int_equal(remove_tree(root), 0);
 }
 
+/* logind-setup's decision: doctor fails on an empty root (no snapshot
+ * device, no target), so no target is resolved and the bypass goes. */
+static void setup_where_doctor_fails(void **state)
+{
+	char root[] = "/tmp/hib-logind-XXXXXX", p[PATH_MAX];
+	struct hib_doctor_input in = { .image_size = -1 };
+	struct hib_logind_setup ls;
+	struct hib_error err;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	in.root = root;
+	put_under(root, HIB_LOGIND_ENV_PATH, HIB_LOGIND_ENV_LINE "\n");
+	put_under(root, "/proc/cmdline", "root=/dev/vda1 ro\n");
+	assert_int_equal(hib_logind_setup(&in, &ls, &err), 0);
+	assert_null(ls.target);
+	assert_true(ls.changed);
+	assert_true(ls.fail.check[0] != 0);
+	assert_true(ls.fail.msg[0] != 0);
+	snprintf(p, sizeof(p), "%s%s", root, HIB_LOGIND_ENV_PATH);
+	assert_int_equal(access(p, F_OK), -1);
+	assert_int_equal(hib_logind_setup(&in, &ls, &err), 0);
+	assert_false(ls.changed); /* nothing to remove twice: logind is not restarted */
+	assert_int_equal(remove_tree(root), 0);
+}
+
+/* doctor's logind line under a test root: the answer given stands for
+ * logind's, none is a skip that says why. */
+static void doctor_line_under_a_test_root(void **state)
+{
+	char root[] = "/tmp/hib-logind-XXXXXX", msg[1024];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(hib_logind_doctor(root, NULL, false, msg, sizeof(msg)), HIB_LOGIND_SKIP);
+	assert_non_null(strstr(msg, "test root"));
+	assert_int_equal(hib_logind_doctor(root, "yes", true, msg, sizeof(msg)), HIB_LOGIND_WARN);
+	assert_int_equal(remove_tree(root), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +252,8 @@ int main(void)
 		cmocka_unit_test(unasked_is_a_skip),
 		cmocka_unit_test(facts_from_a_fake_root),
 		cmocka_unit_test(configure_without_target_removes_the_bypass),
+		cmocka_unit_test(setup_where_doctor_fails),
+		cmocka_unit_test(doctor_line_under_a_test_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
