@@ -514,7 +514,7 @@ static void check_zram_cycle(struct ctx *c, const struct hib_target *t)
 {
 	char swaps[PATH_MAX], meminfo[PATH_MAX], where[64] = "";
 	struct hib_swap_env env = { .proc_swaps = swaps, .meminfo = meminfo };
-	struct hib_zram_plan p;
+	struct hib_zram_plan p = { 0 };
 	const struct hib_swap_area *a;
 
 	path_of(c, "/proc/swaps", swaps, sizeof(swaps));
