@@ -1539,7 +1539,8 @@ static int do_resume(void)
 		hib_target_close(t);
 		return EXIT_SUCCESS;
 	}
-	if (st != HIB_SIG_IMAGE && st != HIB_SIG_BROKEN) {
+	if (st != HIB_SIG_IMAGE && st != HIB_SIG_BROKEN &&
+	    (st != HIB_SIG_KERNEL || !ctl.cfg.opts.require_encryption)) {
 		tlog(HIB_LOG_INFO, "%s: no image (%s)", hib_target_path(t), hib_sig_state_name(st));
 		hib_target_close(t);
 		return EXIT_SUCCESS;
