@@ -59,7 +59,9 @@ case $1 in
 	say resume_msg "$(_fault_msg /run/fault.resume)"
 	# The distribution's step, after ours.
 	dmesg_mark
-	echo "$(cat /sys/class/block/vda1/dev)" >/sys/power/resume
+	devno=$(cat /sys/class/block/vda1/dev)
+	echo "$devno" >/sys/power/resume
+	# shellcheck disable=SC2320 # the write's status is the point
 	say kernel_resume_rc "$?"
 	# Still here: nothing was restored.
 	say resumed 0
