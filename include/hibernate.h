@@ -496,7 +496,11 @@ enum hib_resume_outcome {
  * read-only: -EBADF, nothing written) and -errno returned: -EBADMSG corrupt,
  * -EXDEV image of another kernel, -EPROTO other format version, -ENODEV no
  * @snap, -EPERM not sealed as @o->require_encryption demands (nothing read
- * past the header, nothing written but the signature and the wiped header). @ret_outcome and @ret_stats may be NULL.
+ * past the header, nothing written but the signature and the wiped header).
+ * With @o->require_encryption set, an image of another format (HIB_SIG_KERNEL:
+ * the kernel's own S1SUSPEND, uswsusp's...) is a downgrade: refused, its
+ * signature page made the swap area's again (hib_sig_discard_other), -EPERM;
+ * -EBADF if the target is read-only. @ret_outcome and @ret_stats may be NULL.
  */
 int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib_options *o,
 	       enum hib_resume_outcome *ret_outcome, struct hib_stats *ret_stats);

@@ -399,6 +399,41 @@ struct cycle {
 	uint64_t t0; /* resume began (ms) */
 };
 
+/*
+ * require-encryption and the other formats: the kernel's own image (and
+ * uswsusp's...) is never sealed with this system's key, and the kernel's
+ * resume, which an initramfs runs after ours for the same device, would
+ * restore it -- whoever can write the swap area offline can write one. A
+ * downgrade: refused and discarded here, before that step can see it.
+ */
+static int refuse_other_format(struct hib_target *t, enum hib_require want)
+{
+	_cleanup_(freep) uint8_t *page = NULL;
+	const char *path = hib_target_path(t);
+	enum hib_sig_state st;
+	int r;
+
+	if (want == HIB_REQUIRE_NOTHING)
+		return 0;
+	page = hib_alloc_pages(HIB_PAGE_SIZE);
+	if (!page)
+		return -ENOMEM;
+	r = hib_sig_read(t, page, &st);
+	if (r < 0 || st != HIB_SIG_KERNEL)
+		return r;
+	log_warn("%s: refused: it holds %s, which is not encrypted, and require-encryption accepts "
+		 "only images sealed with %s",
+		 path, hib_sig_other_format(page), hib_require_name(want));
+	if (!hib_target_writable(t))
+		return -EBADF;
+	r = hib_sig_discard_other(t, page);
+	if (r < 0)
+		return log_err(r, "%s: unable to discard the image: %m; run: mkswap %s", path,
+			       path);
+	log_warn("%s: image discarded, the swap area is usable again", path);
+	return -EPERM;
+}
+
 /* The image: tail, header, map, all checked. */
 static int resume_locate(struct cycle *c)
 {
@@ -409,7 +444,7 @@ static int resume_locate(struct cycle *c)
 	r = image_load(t, &c->rc.img);
 	if (r == -ENOENT) {
 		c->outcome = HIB_RESUME_NO_IMAGE;
-		return 0;
+		return refuse_other_format(t, c->o->require_encryption);
 	}
 	/* Ours, damaged or not. The boot goes on without it and will change the
 	 * filesystems it remembers: from here on a failure discards it. */

@@ -16,6 +16,7 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 #include <linux/magic.h>
 
 #include "frontend/config.h"
@@ -636,6 +637,71 @@ static void check_initramfs(struct ctx *c)
 		       p, p);
 }
 
+/* resume= in a form the kernel resolves itself (early_lookup_bdev): a kernel
+ * device name under /dev, PARTUUID=, PARTLABEL=, MAJ:MIN or a device number.
+ * UUID=, LABEL= and the /dev/disk, /dev/mapper links only an initramfs knows. */
+static bool kernel_resolves(const char *spec)
+{
+	if (strncmp(spec, "/dev/", 5) == 0)
+		return spec[5] && !strchr(spec + 5, '/');
+	if (strncmp(spec, "PARTUUID=", 9) == 0 || strncmp(spec, "PARTLABEL=", 10) == 0)
+		return true;
+	return spec[0] && strspn(spec, "0123456789abcdefABCDEF:") == strlen(spec);
+}
+
+static bool exists_under(const struct ctx *c, const char *p)
+{
+	char full[PATH_MAX];
+
+	path_of(c, p, full, sizeof(full));
+	return access(full, F_OK) == 0;
+}
+
+/*
+ * Encryption required: the kernel's own resume must act only after hibernate
+ * resume, which discards an image in the kernel's format (never encrypted).
+ * It acts first where resume= names a device the kernel finds by itself (it
+ * resumes while booting, before any initramfs, once the disk's driver is
+ * built in), or where the initramfs builder runs it with no step of ours.
+ */
+static void check_kernel_resume(struct ctx *c)
+{
+	static const struct {
+		const char *theirs, *ours, *builder;
+	} steps[] = {
+		{ "/usr/share/initramfs-tools/scripts/local-premount/resume",
+		  "/usr/share/initramfs-tools/scripts/local-premount/hibernate",
+		  "initramfs-tools" },
+		{ "/usr/lib/dracut/modules.d/95resume", "/usr/lib/dracut/modules.d/90hibernate",
+		  "dracut" },
+	};
+	const char *r = c->kc.resume;
+
+	if (c->in->require == HIB_REQUIRE_NOTHING || c->kc.noresume)
+		return;
+	if (r && kernel_resolves(r)) {
+		report(c, HIB_DOCTOR_WARN, "kernel-resume",
+		       "resume=%s names the device as the kernel finds it itself: where its disk "
+		       "driver is built in, the kernel restores an image of its own format from it "
+		       "while booting, before hibernate resume can refuse it (require-encryption). "
+		       "Name it resume=UUID=<its UUID> (blkid), which only the initramfs resolves",
+		       r);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++)
+		if (exists_under(c, steps[i].theirs) && !exists_under(c, steps[i].ours)) {
+			report(c, HIB_DOCTOR_WARN, "kernel-resume",
+			       "%s runs the kernel's resume (%s) and has no hibernate step to run "
+			       "before it: an image in the kernel's format, never encrypted, would "
+			       "be restored. Install hibernate's %s integration (%s)",
+			       steps[i].builder, steps[i].theirs, steps[i].builder, steps[i].ours);
+			return;
+		}
+	report(c, HIB_DOCTOR_PASS, "kernel-resume",
+	       "the kernel's resume does not act before hibernate resume%s%s",
+	       r ? ": the initramfs resolves resume=" : "", r ? r : "");
+}
+
 /* What resume will take (require-encryption), and whether hibernate writes it. */
 static void check_encryption(struct ctx *c)
 {
@@ -699,6 +765,7 @@ int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userda
 	check_clear_swap(&c, &sw);
 	check_initramfs(&c);
 	check_encryption(&c);
+	check_kernel_resume(&c);
 	check_key_file(&c);
 	hib_cmdline_free(&c.kc);
 	return c.worst;

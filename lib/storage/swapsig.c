@@ -12,12 +12,27 @@
 #include "storage/target-priv.h"
 #include "util/util.h"
 
-static const char *const foreign_image_sigs[] = {
-	"S1SUSPEND", /* the kernel's own image */
-	"S2SUSPEND", /* ours without our tail: another Software Suspend 2 */
-	"ULSUSPEND", /* uswsusp */
-	"LINHIB0001",
+/* Images of other formats, by the signature they put where SWAPSPACE2 was. */
+static const struct {
+	const char *sig;
+	const char *name;
+} other_formats[] = {
+	{ "S1SUSPEND", "the kernel's own hibernation image (S1SUSPEND)" },
+	/* ours without our tail: another Software Suspend 2 */
+	{ "S2SUSPEND", "another Software Suspend 2's image (S2SUSPEND)" },
+	{ "ULSUSPEND", "uswsusp's image (ULSUSPEND)" },
+	{ "LINHIB0001", "another program's hibernation image (LINHIB0001)" },
 };
+
+const char *hib_sig_other_format(const uint8_t page[HIB_PAGE_SIZE])
+{
+	const uint8_t *sig = page + HIB_PAGE_SIZE - HIB_SIG_LEN;
+
+	for (size_t i = 0; i < ARRAY_SIZE(other_formats); i++)
+		if (memcmp(sig, other_formats[i].sig, strlen(other_formats[i].sig)) == 0)
+			return other_formats[i].name;
+	return NULL;
+}
 
 static enum hib_sig_state classify(const uint8_t page[HIB_PAGE_SIZE])
 {
@@ -39,10 +54,7 @@ static enum hib_sig_state classify(const uint8_t page[HIB_PAGE_SIZE])
 	if (memcmp(page + HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE, HIB_TAIL_MAGIC, 16) == 0 ||
 	    memcmp(sig, HIB_IMAGE_SIG, HIB_SIG_LEN) == 0)
 		return HIB_SIG_BROKEN;
-	for (size_t i = 0; i < ARRAY_SIZE(foreign_image_sigs); i++)
-		if (memcmp(sig, foreign_image_sigs[i], strlen(foreign_image_sigs[i])) == 0)
-			return HIB_SIG_KERNEL;
-	return HIB_SIG_FOREIGN;
+	return hib_sig_other_format(page) ? HIB_SIG_KERNEL : HIB_SIG_FOREIGN;
 }
 
 const char *hib_sig_state_name(enum hib_sig_state s)
@@ -131,4 +143,22 @@ int hib_sig_restore_buf(struct hib_target *t, const uint8_t *orig_tail, uint8_t 
 		       HIB_SIG_LEN);
 	}
 	return write_page0(t, page);
+}
+
+int hib_sig_discard_other(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE])
+{
+	uint8_t tail[HIB_SIG_TAIL_SIZE] = { 0 };
+	const uint8_t *orig = page + HIB_PAGE_SIZE - 2 * HIB_SIG_LEN;
+	enum hib_target_kind kind = hib_target_kind(t);
+	const void *sig = kind == HIB_TARGET_PLAINFILE ? HIB_FILE_SIG : HIB_SWAP_SIG;
+
+	/* The kernel's header (uswsusp's too) keeps the signature it replaced just
+	 * before its own, as its orig_sig: what the kernel's resume puts back. On a
+	 * device that may be either of the two free states; nothing else is taken
+	 * from it. */
+	if (kind == HIB_TARGET_DEVICE && (memcmp(orig, HIB_SWAP_SIG, HIB_SIG_LEN) == 0 ||
+					  memcmp(orig, HIB_FILE_SIG, HIB_SIG_LEN) == 0))
+		sig = orig;
+	memcpy(tail + HIB_SIG_TAIL_SIZE - HIB_SIG_LEN, sig, HIB_SIG_LEN);
+	return hib_sig_restore_buf(t, tail, page);
 }

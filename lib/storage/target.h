@@ -73,5 +73,13 @@ int hib_sig_restore(struct hib_target *t, const uint8_t *orig_tail);
 /* The same in @page (a hib_alloc_pages page), allocating nothing: after the freeze. */
 int hib_sig_restore_buf(struct hib_target *t, const uint8_t *orig_tail,
 			uint8_t page[HIB_PAGE_SIZE]);
+/* What another format's image in @page (page 0, HIB_SIG_KERNEL) is, for
+ * messages: "the kernel's own hibernation image (S1SUSPEND)"; NULL for none. */
+const char *hib_sig_other_format(const uint8_t page[HIB_PAGE_SIZE]);
+/* Discard the image of another format @page (page 0 as read) holds: its last
+ * HIB_SIG_TAIL_SIZE bytes zeroed, ending in the free-state signature it
+ * replaced (the kernel's orig_sig, when SWAPSPACE2 or HIBIMGFILE on a device),
+ * else the target's own; the rest of the page (uuid, label) untouched. Sync. */
+int hib_sig_discard_other(struct hib_target *t, uint8_t page[HIB_PAGE_SIZE]);
 
 #endif

@@ -179,6 +179,63 @@ static void encryption_policy_and_key_file(void **state)
 	assert_int_equal(verdict_of(f, "encryption", NULL), HIB_DOCTOR_PASS);
 }
 
+/* Encryption required: where the kernel's own resume would act before
+ * hibernate resume (which discards an image in the kernel's format). */
+static void kernel_resume_before_ours_warns(void **state)
+{
+	static const char *const kernel_names[] = { "resume=/dev/nvme0n1p3",
+						    "resume=PARTUUID=ab-01", "resume=259:3" };
+	struct fx *f = *state;
+	struct hib_doctor_input in = {
+		.root = f->root,
+		.target = { .spec = f->swapfile, .offset_set = true },
+		.image_size = -1,
+		.encrypt = true,
+		.require = HIB_REQUIRE_KEY_FILE,
+	};
+	const char *msg = NULL;
+
+	for (size_t i = 0; i < sizeof(kernel_names) / sizeof(kernel_names[0]); i++) {
+		in.cmdline = kernel_names[i];
+		f->n = 0;
+		hib_doctor(&in, collect, f);
+		assert_int_equal(verdict_of(f, "kernel-resume", &msg), HIB_DOCTOR_WARN);
+		assert_non_null(strstr(msg, "resume=UUID="));
+	}
+	/* Names only an initramfs resolves; noresume. */
+	in.cmdline = "resume=UUID=1234 resume_offset=0";
+	f->n = 0;
+	hib_doctor(&in, collect, f);
+	assert_int_equal(verdict_of(f, "kernel-resume", NULL), HIB_DOCTOR_PASS);
+	in.cmdline = "resume=/dev/mapper/vg-swap";
+	f->n = 0;
+	hib_doctor(&in, collect, f);
+	assert_int_equal(verdict_of(f, "kernel-resume", NULL), HIB_DOCTOR_PASS);
+	/* initramfs-tools' resume step without ours; then with it. */
+	put(f, "/usr/share/initramfs-tools/scripts/local-premount/resume", "#!/bin/sh\n");
+	f->n = 0;
+	hib_doctor(&in, collect, f);
+	assert_int_equal(verdict_of(f, "kernel-resume", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "initramfs-tools"));
+	put(f, "/usr/share/initramfs-tools/scripts/local-premount/hibernate", "#!/bin/sh\n");
+	f->n = 0;
+	hib_doctor(&in, collect, f);
+	assert_int_equal(verdict_of(f, "kernel-resume", NULL), HIB_DOCTOR_PASS);
+	/* dracut's resume module without ours. */
+	put(f, "/usr/lib/dracut/modules.d/95resume/module-setup.sh", "#!/bin/bash\n");
+	f->n = 0;
+	hib_doctor(&in, collect, f);
+	assert_int_equal(verdict_of(f, "kernel-resume", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "dracut"));
+	/* Without required encryption: no finding at all. */
+	in.require = HIB_REQUIRE_NOTHING;
+	in.cmdline = "resume=/dev/nvme0n1p3";
+	f->n = 0;
+	hib_doctor(&in, collect, f);
+	for (int i = 0; i < f->n; i++)
+		assert_string_not_equal(f->seen[i], "kernel-resume");
+}
+
 static void healthy_machine_passes(void **state)
 {
 	struct fx *f = *state;
@@ -671,6 +728,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(initramfs_with_resume_step_passes, setup, teardown),
 		cmocka_unit_test_setup_teardown(encryption_policy_and_key_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(kernel_resume_before_ours_warns, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

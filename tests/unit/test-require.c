@@ -33,6 +33,7 @@ struct fx {
 	char path[PATH_MAX];
 	struct hib_fake_params fp;
 	uint8_t swap_header[TEST_PAGE];
+	struct hib_options o;
 };
 
 /* The secret resume is given, and how often it was asked for. */
@@ -235,6 +236,102 @@ static void nothing_required_resumes_plain_and_sealed(void **state)
 	expect_resumed(f, HIB_REQUIRE_NOTHING, &key_file);
 }
 
+/* ---- other formats: the kernel's own image, uswsusp's... ---------------- */
+
+/* Page 0 as the kernel's hibernation leaves it: the swap header, then its
+ * swsusp_header at the end (image sector, flags, the replaced signature
+ * @orig, its own @sig); the swap area's pages after it unchanged. */
+static void write_other_format(struct fx *f, const char *orig, const char *sig)
+{
+	uint8_t page[TEST_PAGE];
+	uint64_t image_sector = 8;
+	uint32_t flags = 1;
+
+	memcpy(page, f->swap_header, TEST_PAGE);
+	memcpy(page + TEST_PAGE - 20 - 4 - 8, &image_sector, 8);
+	memcpy(page + TEST_PAGE - 20 - 4, &flags, 4);
+	memcpy(page + TEST_PAGE - 20, orig, 10);
+	memset(page + TEST_PAGE - 10, 0, 10);
+	memcpy(page + TEST_PAGE - 10, sig, strlen(sig));
+	pwrite_at(f->path, 0, page, TEST_PAGE);
+}
+
+/* Refused under @require without a question, nothing fed to the kernel; page
+ * 0 is @want after, and no other byte changed. */
+static void expect_other_refused(struct fx *f, enum hib_require require, const uint8_t *want)
+{
+	struct asker a = { .secret = key_file };
+	struct resume_result res = { 0 };
+	uint8_t *before = slurp(f->path), *after;
+
+	assert_int_equal(resume(f, require, &a, &res), -EPERM);
+	assert_int_equal(a.asked, 0);
+	assert_int_equal(res.pages_ok, 0);
+	assert_false(res.restored);
+	after = slurp(f->path);
+	assert_memory_equal(after, want, TEST_PAGE);
+	assert_memory_equal(after + TEST_PAGE, before + TEST_PAGE,
+			    (size_t)(SWAP_PAGES - 1) * TEST_PAGE);
+	free(before);
+	free(after);
+	assert_int_equal(resume(f, require, &a, &res), HIB_RESUME_NO_IMAGE);
+}
+
+/* The downgrade past our format: an image the kernel's own resume would
+ * restore, where encryption is required. The swap header comes back bit for
+ * bit, uuid and label included. */
+static void kernel_image_refused_when_encryption_is_required(void **state)
+{
+	static const char *const sigs[] = { "S1SUSPEND", "ULSUSPEND", "LINHIB0001" };
+	struct fx *f = *state;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		write_other_format(f, HIB_SWAP_SIG, sigs[i]);
+		expect_other_refused(f, HIB_REQUIRE_KEY_FILE, f->swap_header);
+		write_other_format(f, HIB_SWAP_SIG, sigs[i]);
+		expect_other_refused(f, HIB_REQUIRE_PASSPHRASE, f->swap_header);
+	}
+}
+
+/* The signature the image replaced is taken only when it is one of the free
+ * states: anything else there becomes SWAPSPACE2. */
+static void kernel_image_orig_sig_trusted_only_when_free(void **state)
+{
+	struct fx *f = *state;
+	uint8_t want[TEST_PAGE];
+
+	write_other_format(f, "GARBAGE!!!", "S1SUSPEND");
+	expect_other_refused(f, HIB_REQUIRE_KEY_FILE, f->swap_header);
+	/* An image file's page 0 stays an image file's. */
+	memcpy(want, f->swap_header, TEST_PAGE);
+	memcpy(want + TEST_PAGE - 10, HIB_FILE_SIG, 10);
+	write_other_format(f, HIB_FILE_SIG, "S1SUSPEND");
+	expect_other_refused(f, HIB_REQUIRE_TPM, want);
+}
+
+/* Without require-encryption, and read-only: not a byte written. */
+static void kernel_image_left_alone_otherwise(void **state)
+{
+	struct fx *f = *state;
+	struct asker a = { .secret = key_file };
+	struct resume_result res = { 0 };
+	struct hib_target *t = NULL;
+	uint8_t *before, *after;
+
+	write_other_format(f, HIB_SWAP_SIG, "S1SUSPEND");
+	before = slurp(f->path);
+	assert_int_equal(resume(f, HIB_REQUIRE_NOTHING, &a, &res), HIB_RESUME_NO_IMAGE);
+	hib_options_init(&f->o);
+	f->o.require_encryption = HIB_REQUIRE_KEY_FILE;
+	assert_int_equal(hib_target_open(f->path, 0, false, &t), 0);
+	assert_int_equal(hib_resume(t, NULL, &f->o, NULL, NULL), -EBADF);
+	hib_target_close(t);
+	after = slurp(f->path);
+	assert_memory_equal(after, before, (size_t)SWAP_PAGES * TEST_PAGE);
+	free(before);
+	free(after);
+}
+
 #define FX(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -245,6 +342,9 @@ int main(void)
 		FX(other_kind_of_key_refused_before_asking),
 		FX(images_sealed_as_required_resume),
 		FX(nothing_required_resumes_plain_and_sealed),
+		FX(kernel_image_refused_when_encryption_is_required),
+		FX(kernel_image_orig_sig_trusted_only_when_free),
+		FX(kernel_image_left_alone_otherwise),
 	};
 	quiet_logs();
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,6 +45,24 @@ install() {
 		wait_for_dev -n "$dev"
 		dinfo "hibernate: resume device $dev (device in $conf) handed to the image (host device, waited for)"
 	fi
+	# The kernel's resume comes before pre-mount: dracut's resume module asks
+	# it from the initqueue (its udev rule for a swsuspend device: the
+	# finished job 00resume), the systemd initrd from
+	# systemd-hibernate-resume(@).service.  Ahead of both, an image of another
+	# format (the kernel's own, never encrypted) is refused and discarded where
+	# encryption is required: our rule sorts before dracut's 99-resume.rules
+	# and its job 00hibernate before 00resume; in the systemd initrd, drop-ins
+	# run it as the services' ExecStartPre=.
+	inst_script "@PKGLIBDIR@/discard-other-format" "@PKGLIBDIR@/discard-other-format"
+	if dracut_module_included systemd; then
+		# shellcheck disable=SC2154 # systemdsystemunitdir: set by dracut
+		inst_simple "$systemdsystemunitdir/systemd-hibernate-resume.service.d/hibernate.conf"
+		inst_simple "$systemdsystemunitdir/systemd-hibernate-resume@.service.d/hibernate.conf"
+	else
+		mkdir -p "${initdir}/etc/udev/rules.d"
+		printf '%s\n' 'SUBSYSTEM=="block", ACTION=="add|change", ENV{ID_FS_TYPE}=="suspend|swsuspend|swsupend", RUN+="/sbin/initqueue --finished --unique --name 00hibernate @PKGLIBDIR@/discard-other-format"' \
+			>"${initdir}/etc/udev/rules.d/98-hibernate.rules"
+	fi
 	# pre-mount: after udev has brought up the devices the root needs and
 	# the initqueue has waited for resume= (dracut's resume module), before
 	# anything is mounted.
