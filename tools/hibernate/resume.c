@@ -67,7 +67,10 @@ static int probe_image(struct control *ctl, struct hib_target *t)
 		     hib_target_path(t), hib_target_offset_pages(t) ? " at that offset" : "");
 		return 0;
 	}
-	if (st != HIB_SIG_IMAGE && st != HIB_SIG_BROKEN) {
+	/* Another format's image is a downgrade where encryption is required:
+	 * hib_resume refuses and discards it (lib/engine/resume.c). */
+	if (st != HIB_SIG_IMAGE && st != HIB_SIG_BROKEN &&
+	    (st != HIB_SIG_KERNEL || !ctl->cfg.opts.require_encryption)) {
 		tlog(ctl, HIB_LOG_INFO, "%s: no image (%s)", hib_target_path(t),
 		     hib_sig_state_name(st));
 		return 0;
