@@ -393,6 +393,13 @@ struct hib_options {
 	int secret_attempts; /* 0 = 3 */
 	/* Resume: only images sealed this way (see enum hib_require; default: any). */
 	enum hib_require require_encryption;
+	/* Resume, a TPM-sealed image: the policy is the configuration's
+	 * (tpm-pcrs, tpm-pin), never the image's own. It is refused (-EPERM),
+	 * before anything is unsealed, unless sealed to exactly the PCRs of
+	 * @tpm_pcrs (0: auto, those of 0..7 the TPM has) and, with @tpm_pin, to
+	 * a PIN. */
+	uint32_t tpm_pcrs;
+	bool tpm_pin;
 	/* Resume: called (with ask_secret_userdata) as soon as the secret
 	 * ask_secret gave has been tried, opened or not: wipe it. A restored image
 	 * never returns to the caller, and the memory this process leaves behind

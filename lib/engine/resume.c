@@ -256,14 +256,47 @@ static int tpm_refused(struct resume_ctx *rc, const struct hib_options *o, int r
 	return log_err(r, "%s: the image cannot be unlocked; booting without the image", path);
 }
 
+/* The configuration's TPM policy, not the image's: anybody who can use the
+ * TPM can seal a key under a weaker one (no PIN, other PCRs). No fallback on
+ * a refusal: the fallback of such an image is theirs too. */
+static int check_tpm_policy(struct resume_ctx *rc, const struct hib_options *o)
+{
+	const struct hib_header *h = rc->img.hdr;
+	const char *path = hib_target_path(rc->t);
+	char want[64], got[64];
+	uint32_t mask = 0;
+	int r = crypt_tpm_policy_check(h, o->tpm_pcrs, o->tpm_pin, &mask);
+
+	if (r == -ENOKEY)
+		return log_err(
+			-EPERM,
+			"%s: refused: the image's key is sealed without a PIN, and tpm-pin = "
+			"yes requires one",
+			path);
+	if (r == -EPERM) {
+		tpm_pcrs_format(mask, want, sizeof(want));
+		tpm_pcrs_format(h->tpm.pcr_mask, got, sizeof(got));
+		return log_err(-EPERM,
+			       "%s: refused: the image's key is sealed to PCRs %s, and tpm-pcrs "
+			       "asks for %s",
+			       path, got, want);
+	}
+	return r;
+}
+
 /* A TPM-sealed image: unsealed with no question, or with the PIN when it has one. */
 static int unlock_tpm(struct resume_ctx *rc, const struct hib_options *o)
 {
 	bool pin = rc->img.hdr->tpm.flags & HIB_TPM_PIN;
 	int attempts = !pin ? 1 : o->secret_attempts > 0 ? o->secret_attempts : 3;
 	uint32_t changed = 0;
-	int r = -EACCES;
+	int r = check_tpm_policy(rc, o);
 
+	if (r == -EPERM)
+		return r;
+	if (r < 0) /* no TPM to resolve "auto" on: unsealing fails the same way */
+		return tpm_refused(rc, o, r, 0);
+	r = -EACCES;
 	for (int i = 1; i <= attempts && r == -EACCES; i++) {
 		struct hib_secret s = { 0 };
 

@@ -393,6 +393,24 @@ int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, u
 	return r;
 }
 
+int crypt_tpm_policy_check(const struct hib_header *hdr, uint32_t pcrs, bool pin,
+			   uint32_t *ret_pcrs)
+{
+	uint32_t want = 0;
+	int r;
+
+	if (!tpm_sealed(hdr))
+		return -EINVAL;
+	if (pin && !(hdr->tpm.flags & HIB_TPM_PIN))
+		return -ENOKEY;
+	r = tpm_pcrs_resolve(pcrs, &want);
+	if (ret_pcrs)
+		*ret_pcrs = want;
+	if (r < 0)
+		return r;
+	return hdr->tpm.pcr_mask == want ? 0 : -EPERM;
+}
+
 int crypt_open_fallback(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key)
 {
 	const struct hib_tpm *t = &hdr->tpm;

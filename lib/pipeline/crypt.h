@@ -8,6 +8,7 @@
 #ifndef HIB_CRYPT_H
 #define HIB_CRYPT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "format/format.h"
@@ -44,6 +45,17 @@ int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uin
  * -EPERM the PCRs changed (*ret_changed names them), -EACCES wrong PIN, ... */
 int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, uint8_t **ret_key,
 		   uint32_t *ret_changed);
+/*
+ * Existing TPM-sealed image, before it is unsealed: whether it was sealed
+ * under the policy the configuration asks for, never the one the image
+ * states (anybody who can use the TPM can seal a key of their own under a
+ * weaker one). -ENOKEY: @pin is asked for and the image needs no PIN;
+ * -EPERM: its PCRs are not exactly @pcrs (0: "auto", resolved on this TPM
+ * into *ret_pcrs, which may be NULL); else as tpm_pcrs_resolve; -EINVAL not a
+ * TPM-sealed image.
+ */
+int crypt_tpm_policy_check(const struct hib_header *hdr, uint32_t pcrs, bool pin,
+			   uint32_t *ret_pcrs);
 /* Existing TPM-sealed image with HIB_TPM_FALLBACK: open with the passphrase @s.
  * -EACCES wrong passphrase, -EINVAL no fallback, -EBADMSG its cost out of bounds. */
 int crypt_open_fallback(const struct hib_secret *s, const struct hib_header *hdr,

@@ -74,6 +74,12 @@ bool tpm_supported(void)
 	return false;
 }
 
+int tpm_pcrs_resolve(uint32_t mask, uint32_t *ret_mask)
+{
+	*ret_mask = mask;
+	return mask ? 0 : -EOPNOTSUPP;
+}
+
 int tpm_seal(const uint8_t *kek, uint32_t pcr_mask, const uint8_t *pin, struct hib_tpm *ret)
 {
 	(void)kek, (void)pcr_mask, (void)pin, (void)ret;
@@ -433,6 +439,22 @@ int tpm_seal(const uint8_t *kek, uint32_t pcr_mask, const uint8_t *pin, struct h
 		r = create_sealed(&t, kek, pin, &policy, ret);
 	if (r == 0)
 		ret->pcr_mask = pcr_mask;
+	tpm_close(&t);
+	return r;
+}
+
+int tpm_pcrs_resolve(uint32_t mask, uint32_t *ret_mask)
+{
+	struct tpm t;
+	int r;
+
+	if (mask) {
+		*ret_mask = mask;
+		return 0;
+	}
+	r = tpm_open(&t);
+	if (r == 0)
+		r = default_pcrs(&t, ret_mask);
 	tpm_close(&t);
 	return r;
 }

@@ -29,6 +29,12 @@ bool tpm_supported(void);
 int tpm_pcrs_parse(const char *text, uint32_t *ret_mask);
 /* "0,2,4-7" for a mask; "auto" for 0. */
 void tpm_pcrs_format(uint32_t mask, char *buf, size_t len);
+/*
+ * The PCRs @mask stands for on this TPM: @mask itself, or for "auto" (0) the
+ * PCRs of 0..7 its SHA-256 bank has, as tpm_seal picks them. -ENODEV no TPM,
+ * -EOPNOTSUPP built without TPM support (only "auto" needs the TPM), -EIO.
+ */
+int tpm_pcrs_resolve(uint32_t mask, uint32_t *ret_mask);
 
 /*
  * Seal @kek to the PCRs of @pcr_mask (0: those of 0..7 the TPM's SHA-256

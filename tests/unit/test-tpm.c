@@ -178,6 +178,34 @@ static void tpm_header_fields_checked(void **state)
 	assert_int_equal(check(&h), -EBADMSG);
 }
 
+/* The policy is the configuration's: an image that asks for less is refused
+ * before the TPM is asked for anything (an explicit PCR list needs no TPM). */
+static void policy_from_the_configuration(void **state)
+{
+	struct hib_header h;
+	uint32_t want = 0;
+
+	(void)state;
+	make_tpm_header(&h); /* PCRs 0 and 7, no PIN */
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, false, &want), 0);
+	assert_int_equal(want, 0x81);
+	/* tpm-pin = yes, and the image needs no PIN. */
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, true, NULL), -ENOKEY);
+	h.tpm.flags |= HIB_TPM_PIN;
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, true, NULL), 0);
+	/* A PIN the configuration does not ask for is more, not less. */
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, false, NULL), 0);
+	/* Fewer PCRs, other PCRs, more PCRs: not the configured set. */
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x80, false, &want), -EPERM);
+	assert_int_equal(want, 0x80);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x381, false, NULL), -EPERM);
+	h.tpm.pcr_mask = 0x01;
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, false, NULL), -EPERM);
+	/* Not a TPM-sealed image. */
+	make_header(&h);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, false, NULL), -EINVAL);
+}
+
 /* Old images: zeros where struct hib_tpm is now, and no feature bit. */
 static void tpm_room_was_reserved(void **state)
 {
@@ -327,6 +355,30 @@ static void default_pcrs_are_0_to_7(void **state)
 	crypt_key_free(key);
 }
 
+/* "auto" is resolved on the TPM as sealing resolves it: 0..7 on swtpm. */
+static void policy_auto_and_pin_against_the_tpm(void **state)
+{
+	struct hib_tpm_options o = { .pcrs = 1u << 16 };
+	struct hib_header h;
+	uint8_t *key = NULL;
+	uint32_t want = 0;
+
+	(void)state;
+	sealed(&h, &o, &key); /* tpm-pcrs = 16, no PIN */
+	crypt_key_free(key);
+	assert_int_equal(crypt_tpm_policy_check(&h, 1u << 16, false, NULL), 0);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0, false, &want), -EPERM);
+	assert_int_equal(want, 0xff);
+	assert_int_equal(crypt_tpm_policy_check(&h, 1u << 16, true, NULL), -ENOKEY);
+	o.pcrs = 0;
+	sealed(&h, &o, &key); /* auto */
+	crypt_key_free(key);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0, false, &want), 0);
+	assert_int_equal(want, 0xff);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0xff, false, NULL), 0);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x7f, false, NULL), -EPERM);
+}
+
 static void pin_needed(void **state)
 {
 	struct hib_tpm_options o = { .pcrs = 1u << 16, .pin = &PIN };
@@ -375,9 +427,12 @@ int main(void)
 		cmocka_unit_test(tpm_image_is_another_version_to_old_readers),
 		cmocka_unit_test(tpm_header_fields_checked),
 		cmocka_unit_test(tpm_room_was_reserved),
+		cmocka_unit_test(policy_from_the_configuration),
 #ifdef HIB_HAVE_TPM
 		cmocka_unit_test_setup_teardown(seal_unseal_and_pcr_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(default_pcrs_are_0_to_7, setup, teardown),
+		cmocka_unit_test_setup_teardown(policy_auto_and_pin_against_the_tpm, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(pin_needed, setup, teardown),
 		cmocka_unit_test_setup_teardown(fallback_opens_after_pcr_change, setup, teardown),
 #endif
