@@ -36,15 +36,25 @@ unsigned crypt_keys_held(void);
 
 /*
  * New image, key sealed to the TPM (@o): a random key-encryption key sealed
- * to its PCRs (and PIN), the data key wrapped under it (and under the
- * fallback passphrase) into @hdr->crypt and @hdr->tpm; HIB_FEATURE_TPM set.
- * -EOPNOTSUPP built without TPM support; else as tpm_seal.
+ * to its PCRs (and PIN), under the storage key @o->machine pins; the data key
+ * wrapped under it combined with the machine key unsealed from @o->machine
+ * (and under the fallback passphrase) into @hdr->crypt and @hdr->tpm;
+ * HIB_FEATURE_TPM and HIB_FEATURE_TPM_BOUND set. -ENOKEY no enrollment,
+ * -EOPNOTSUPP built without TPM support; else as tpm_seal and tpm_unseal
+ * (-EPERM: the machine key's PCRs changed since the enrollment).
  */
 int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uint8_t **ret_key);
-/* Existing TPM-sealed image: unseal with @pin (NULL: none). As tpm_unseal:
- * -EPERM the PCRs changed (*ret_changed names them), -EACCES wrong PIN, ... */
-int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, uint8_t **ret_key,
-		   uint32_t *ret_changed);
+/*
+ * Existing TPM-sealed image: unseal the machine key of the enrollment @m and
+ * the image's key (with @pin, NULL: none), both under the storage key @m
+ * pins. -ENOKEY no enrollment (@m NULL); -EKEYREJECTED the image is not
+ * bound to @m (written without the binding, under another enrollment, or by
+ * another writer: its wrapping does not open); as tpm_unseal: -EPERM the
+ * PCRs changed (*ret_changed names them), -EACCES wrong PIN, -EREMCHG
+ * another storage key, ...
+ */
+int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr,
+		   const struct hib_tpm_machine *m, uint8_t **ret_key, uint32_t *ret_changed);
 /*
  * Existing TPM-sealed image, before it is unsealed: whether it was sealed
  * under the policy the configuration asks for, never the one the image

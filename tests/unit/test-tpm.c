@@ -123,7 +123,10 @@ static void version_features(void **state)
 	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION), 0);
 	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | HIB_FEATURE_TPM), 0);
 	/* A feature this reader does not know, or another base version. */
-	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | (1u << 17)), -EPROTO);
+	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | HIB_FEATURE_TPM |
+					   HIB_FEATURE_TPM_BOUND),
+			 0);
+	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | (1u << 18)), -EPROTO);
 	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | (1u << 31)), -EPROTO);
 	assert_int_equal(hib_version_check((HIB_FORMAT_VERSION + 1) | HIB_FEATURE_TPM), -EPROTO);
 }
@@ -155,6 +158,13 @@ static void tpm_header_fields_checked(void **state)
 	make_tpm_header(&h);
 	h.flags &= ~HIB_HFLAG_ENCRYPTED;
 	assert_int_equal(check(&h), -EBADMSG);
+	/* The binding only with the TPM feature. */
+	make_header(&h);
+	h.version |= HIB_FEATURE_TPM_BOUND;
+	assert_int_equal(check(&h), -EBADMSG);
+	make_tpm_header(&h);
+	h.version |= HIB_FEATURE_TPM_BOUND;
+	assert_int_equal(check(&h), 0);
 	make_tpm_header(&h);
 	h.crypt.kdf = HIB_KDF_ARGON2ID;
 	assert_int_equal(check(&h), -EBADMSG);
@@ -206,6 +216,39 @@ static void policy_from_the_configuration(void **state)
 	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, false, NULL), -EINVAL);
 }
 
+/* The enrollment file: its own magic, version and checksum, and a sealed
+ * object's bounds (no PIN: nothing asks for one when hibernate binds). */
+static void machine_file_checked(void **state)
+{
+	struct hib_tpm_machine m, bad;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	memcpy(m.magic, HIB_MACHINE_MAGIC, 16);
+	m.version = HIB_MACHINE_VERSION;
+	m.srk_name_len = 34;
+	m.sealed.pcr_mask = 0xff;
+	m.sealed.public_len = 80;
+	m.sealed.private_len = 160;
+	hib_tpm_machine_seal(&m);
+	assert_int_equal(hib_tpm_machine_check(&m), 0);
+	bad = m;
+	bad.srk_name[0] ^= 1; /* not resealed: damaged */
+	assert_int_equal(hib_tpm_machine_check(&bad), -EBADMSG);
+	bad = m;
+	bad.version = 2;
+	hib_tpm_machine_seal(&bad);
+	assert_int_equal(hib_tpm_machine_check(&bad), -EPROTO);
+	bad = m;
+	bad.sealed.flags = HIB_TPM_PIN;
+	hib_tpm_machine_seal(&bad);
+	assert_int_equal(hib_tpm_machine_check(&bad), -EBADMSG);
+	bad = m;
+	bad.srk_name_len = HIB_TPM_NAME_MAX + 1;
+	hib_tpm_machine_seal(&bad);
+	assert_int_equal(hib_tpm_machine_check(&bad), -EBADMSG);
+}
+
 /* Old images: zeros where struct hib_tpm is now, and no feature bit. */
 static void tpm_room_was_reserved(void **state)
 {
@@ -225,6 +268,8 @@ static pid_t swtpm_pid;
 static char swtpm_dir[64];
 static TSS2_TCTI_CONTEXT *tcti;
 static int swtpm_runs;
+/* This machine's enrollment, made on each test's fresh TPM (PCRs 0..7). */
+static struct hib_tpm_machine machine;
 
 /* A fresh TPM for each test, on ports of its own. */
 static int swtpm_start(void)
@@ -277,6 +322,7 @@ static int teardown(void **state)
 	char cmd[128];
 
 	(void)state;
+	memset(&machine, 0, sizeof(machine));
 	tpm_set_tcti(NULL);
 	if (tcti) {
 		Tss2_Tcti_Finalize(tcti);
@@ -307,14 +353,28 @@ static void extend_pcr(unsigned pcr)
 static const struct hib_secret PIN = { HIB_SECRET_PASSPHRASE, "2468", 4 };
 static const struct hib_secret PASS = { HIB_SECRET_PASSPHRASE, "fallback words", 14 };
 
-static void sealed(struct hib_header *h, const struct hib_tpm_options *o, uint8_t **ret_key)
+static void enrolled(void)
 {
 	if (!tcti)
 		skip();
+	if (memcmp(machine.magic, HIB_MACHINE_MAGIC, 16) == 0)
+		return;
+	assert_int_equal(tpm_enroll(0, &machine), 0);
+	assert_int_equal(hib_tpm_machine_check(&machine), 0);
+	assert_int_equal(machine.sealed.pcr_mask, 0xff);
+}
+
+static void sealed(struct hib_header *h, struct hib_tpm_options *o, uint8_t **ret_key)
+{
+	enrolled();
+	if (!o->machine)
+		o->machine = &machine;
 	make_header(h);
 	assert_int_equal(crypt_setup_tpm(o, h, ret_key), 0);
 	assert_int_equal(h->crypt.kdf, HIB_KDF_TPM2);
 	assert_true(h->version & HIB_FEATURE_TPM);
+	assert_true(h->version & HIB_FEATURE_TPM_BOUND);
+	assert_memory_equal(h->tpm.machine_id, o->machine->machine_id, 8);
 	assert_int_equal(check(h), 0);
 }
 
@@ -328,14 +388,14 @@ static void seal_unseal_and_pcr_change(void **state)
 	(void)state;
 	sealed(&h, &o, &key);
 	assert_int_equal(h.tpm.pcr_mask, o.pcrs);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, &changed), 0);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, &changed), 0);
 	assert_memory_equal(key, back, HIB_KEY_BYTES);
 	crypt_key_free(back);
 	back = NULL;
 	/* No fallback was configured: there is none to open. */
 	assert_int_equal(crypt_open_fallback(&PASS, &h, &back), -EINVAL);
 	extend_pcr(23);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, &changed), -EPERM);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, &changed), -EPERM);
 	assert_null(back);
 	assert_int_equal(changed, 1u << 23);
 	crypt_key_free(key);
@@ -350,7 +410,7 @@ static void default_pcrs_are_0_to_7(void **state)
 	(void)state;
 	sealed(&h, &o, &key);
 	assert_int_equal(h.tpm.pcr_mask, 0xff);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, NULL), 0);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), 0);
 	crypt_key_free(back);
 	crypt_key_free(key);
 }
@@ -379,6 +439,90 @@ static void policy_auto_and_pin_against_the_tpm(void **state)
 	assert_int_equal(crypt_tpm_policy_check(&h, 0x7f, false, NULL), -EPERM);
 }
 
+/*
+ * Another writer — a live USB, a member of tss — can use the TPM: it seals a
+ * key of its own under exactly the configured policy (the header's PCRs, no
+ * PIN) and names this machine's enrollment. The policy check passes; the
+ * binding does not, for lack of the machine key.
+ */
+static void forged_image_refused(void **state)
+{
+	struct hib_tpm_machine theirs;
+	struct hib_tpm_options mine = { 0 }, forger = { 0 };
+	struct hib_header h;
+	uint8_t *key = NULL, *back = NULL;
+
+	(void)state;
+	enrolled();
+	assert_int_equal(tpm_enroll(0, &theirs), 0);
+	forger.machine = &theirs;
+	sealed(&h, &forger, &key);
+	crypt_key_free(key);
+	memcpy(h.tpm.machine_id, machine.machine_id, sizeof(h.tpm.machine_id));
+	assert_int_equal(crypt_tpm_policy_check(&h, 0, false, NULL), 0);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), -EKEYREJECTED);
+	assert_null(back);
+	/* Without the binding at all (as written before it existed): refused. */
+	sealed(&h, &mine, &key);
+	crypt_key_free(key);
+	h.version &= ~HIB_FEATURE_TPM_BOUND;
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), -EKEYREJECTED);
+	/* No enrollment to check it against: refused, and none is written. */
+	h.version |= HIB_FEATURE_TPM_BOUND;
+	assert_int_equal(crypt_open_tpm(NULL, &h, NULL, &back, NULL), -ENOKEY);
+	mine.machine = NULL;
+	make_header(&h);
+	assert_int_equal(crypt_setup_tpm(&mine, &h, &key), -ENOKEY);
+	assert_null(back);
+}
+
+/* The storage key is the one enrolled, or nothing is sealed or unsealed. */
+static void wrong_storage_key_refused(void **state)
+{
+	struct hib_tpm_options o = { 0 };
+	struct hib_tpm_machine other;
+	struct hib_header h, h2;
+	uint8_t *key = NULL, *back = NULL;
+
+	(void)state;
+	sealed(&h, &o, &key);
+	other = machine;
+	other.srk_name[other.srk_name_len - 1] ^= 1;
+	hib_tpm_machine_seal(&other);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &other, &back, NULL), -EREMCHG);
+	assert_null(back);
+	o.machine = &other;
+	make_header(&h2);
+	assert_int_equal(crypt_setup_tpm(&o, &h2, &back), -EREMCHG);
+	assert_null(back);
+	/* The right one still opens it. */
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), 0);
+	assert_memory_equal(key, back, HIB_KEY_BYTES);
+	crypt_key_free(back);
+	crypt_key_free(key);
+}
+
+/* GRUB measures the initramfs into PCR 9: with 8 and 9 in the policy, an
+ * initramfs changed since hibernation cannot unseal the key. */
+static void initramfs_change_refused_with_pcr_9(void **state)
+{
+	struct hib_tpm_options o = { .pcrs = (1u << 7) | (1u << 8) | (1u << 9) };
+	struct hib_header h;
+	uint8_t *key = NULL, *back = NULL;
+	uint32_t changed = 0;
+
+	(void)state;
+	sealed(&h, &o, &key);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), 0);
+	crypt_key_free(back);
+	back = NULL;
+	extend_pcr(9);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, &changed), -EPERM);
+	assert_int_equal(changed, 1u << 9);
+	assert_null(back);
+	crypt_key_free(key);
+}
+
 static void pin_needed(void **state)
 {
 	struct hib_tpm_options o = { .pcrs = 1u << 16, .pin = &PIN };
@@ -389,10 +533,10 @@ static void pin_needed(void **state)
 	(void)state;
 	sealed(&h, &o, &key);
 	assert_true(h.tpm.flags & HIB_TPM_PIN);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, NULL), -EACCES);
-	assert_int_equal(crypt_open_tpm(&wrong, &h, &back, NULL), -EACCES);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), -EACCES);
+	assert_int_equal(crypt_open_tpm(&wrong, &h, &machine, &back, NULL), -EACCES);
 	assert_null(back);
-	assert_int_equal(crypt_open_tpm(&PIN, &h, &back, NULL), 0);
+	assert_int_equal(crypt_open_tpm(&PIN, &h, &machine, &back, NULL), 0);
 	assert_memory_equal(key, back, HIB_KEY_BYTES);
 	crypt_key_free(back);
 	crypt_key_free(key);
@@ -409,7 +553,7 @@ static void fallback_opens_after_pcr_change(void **state)
 	sealed(&h, &o, &key);
 	assert_true(h.tpm.flags & HIB_TPM_FALLBACK);
 	extend_pcr(23);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, NULL), -EPERM);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), -EPERM);
 	assert_int_equal(crypt_open_fallback(&wrong, &h, &back), -EACCES);
 	assert_int_equal(crypt_open_fallback(&PASS, &h, &back), 0);
 	assert_memory_equal(key, back, HIB_KEY_BYTES);
@@ -428,12 +572,17 @@ int main(void)
 		cmocka_unit_test(tpm_header_fields_checked),
 		cmocka_unit_test(tpm_room_was_reserved),
 		cmocka_unit_test(policy_from_the_configuration),
+		cmocka_unit_test(machine_file_checked),
 #ifdef HIB_HAVE_TPM
 		cmocka_unit_test_setup_teardown(seal_unseal_and_pcr_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(default_pcrs_are_0_to_7, setup, teardown),
 		cmocka_unit_test_setup_teardown(policy_auto_and_pin_against_the_tpm, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(pin_needed, setup, teardown),
+		cmocka_unit_test_setup_teardown(forged_image_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(wrong_storage_key_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(initramfs_change_refused_with_pcr_9, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(fallback_opens_after_pcr_change, setup, teardown),
 #endif
 	};
