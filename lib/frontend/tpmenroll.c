@@ -71,12 +71,12 @@ static int write_all(const char *tmp, const struct hib_tpm_machine *m)
 
 int hib_tpm_machine_write(const char *path, const struct hib_tpm_machine *m, struct hib_error *err)
 {
-	char dir[256], tmp[300];
+	char copy[256], dir[256], tmp[300];
 	int r;
 
 	hib_error_clear(err);
-	snprintf(dir, sizeof(dir), "%s", path);
-	snprintf(dir, sizeof(dir), "%s", dirname(dir));
+	snprintf(copy, sizeof(copy), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", dirname(copy));
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return hib_error_set(err, -errno, "%s: %s", dir, strerror(errno));
 	snprintf(tmp, sizeof(tmp), "%s.new", path);

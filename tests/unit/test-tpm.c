@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "format/format.h"
+#include "frontend/tpmenroll.h"
 #include "pipeline/crypt.h"
 #include "pipeline/tpm.h"
 
@@ -247,6 +249,48 @@ static void machine_file_checked(void **state)
 	bad.srk_name_len = HIB_TPM_NAME_MAX + 1;
 	hib_tpm_machine_seal(&bad);
 	assert_int_equal(hib_tpm_machine_check(&bad), -EBADMSG);
+}
+
+/* The file: written root's and 0600 in a 0700 directory it makes, read back
+ * whole; anything else refused with a reason. */
+static void machine_file_written_and_read(void **state)
+{
+	char dir[] = "/tmp/test-tpm-file-XXXXXX", path[96], cmd[128];
+	struct hib_tpm_machine m, back;
+	struct hib_error err;
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* the file must be root's */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/sub/tpm-machine.key", dir);
+	assert_int_equal(hib_tpm_machine_read(path, &back, &err), -ENOENT);
+	memset(&m, 0, sizeof(m));
+	memcpy(m.magic, HIB_MACHINE_MAGIC, 16);
+	m.version = HIB_MACHINE_VERSION;
+	m.srk_name_len = 34;
+	m.sealed.pcr_mask = 0x80;
+	m.sealed.public_len = 80;
+	m.sealed.private_len = 160;
+	hib_tpm_machine_seal(&m);
+	assert_int_equal(hib_tpm_machine_write(path, &m, &err), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(hib_tpm_machine_read(path, &back, &err), 0);
+	assert_memory_equal(&m, &back, sizeof(m));
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(hib_tpm_machine_read(path, &back, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "chmod 600"));
+	assert_int_equal(chmod(path, 0600), 0);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fputc(0, f);
+	fclose(f);
+	assert_int_equal(hib_tpm_machine_read(path, &back, &err), -EBADMSG);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 /* Old images: zeros where struct hib_tpm is now, and no feature bit. */
@@ -573,6 +617,7 @@ int main(void)
 		cmocka_unit_test(tpm_room_was_reserved),
 		cmocka_unit_test(policy_from_the_configuration),
 		cmocka_unit_test(machine_file_checked),
+		cmocka_unit_test(machine_file_written_and_read),
 #ifdef HIB_HAVE_TPM
 		cmocka_unit_test_setup_teardown(seal_unseal_and_pcr_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(default_pcrs_are_0_to_7, setup, teardown),
