@@ -343,11 +343,17 @@ const char *hib_require_name(enum hib_require r);
  */
 typedef int (*hib_secret_fn)(int attempt, const char *what, struct hib_secret *ret, void *userdata);
 
+/* The machine key's enrollment (lib/format/format.h; pipeline/tpm.h makes one). */
+struct hib_tpm_machine;
+
 /* Hibernate with the image's key sealed to the TPM 2.0 (encrypt = tpm). */
 struct hib_tpm_options {
 	uint32_t pcrs;                     /* bit n: PCR n (SHA-256); 0: those of 0..7 it has */
 	const struct hib_secret *pin;      /* the PIN it also needs (NULL: none) */
 	const struct hib_secret *fallback; /* a passphrase that opens the image too (NULL: none) */
+	/* The enrollment the image is bound to, whose storage key is pinned
+	 * (required: an image nobody can tell from a forgery is not written). */
+	const struct hib_tpm_machine *machine;
 };
 
 struct hib_options {
@@ -393,6 +399,19 @@ struct hib_options {
 	int secret_attempts; /* 0 = 3 */
 	/* Resume: only images sealed this way (see enum hib_require; default: any). */
 	enum hib_require require_encryption;
+	/* Resume, a TPM-sealed image: the policy is the configuration's
+	 * (tpm-pcrs, tpm-pin), never the image's own. It is refused (-EPERM),
+	 * before anything is unsealed, unless sealed to exactly the PCRs of
+	 * @tpm_pcrs (0: auto, those of 0..7 the TPM has) and, with @tpm_pin, to
+	 * a PIN. */
+	uint32_t tpm_pcrs;
+	bool tpm_pin;
+	/* Resume: the fallback passphrase of a TPM-sealed image is asked for only
+	 * when configured (tpm-fallback = passphrase), never the image's word. */
+	bool tpm_fallback;
+	/* Resume: the enrollment a TPM-sealed image must be bound to (the copy
+	 * in the initramfs); NULL: every TPM-sealed image is refused. */
+	const struct hib_tpm_machine *tpm_machine;
 	/* Resume: called (with ask_secret_userdata) as soon as the secret
 	 * ask_secret gave has been tried, opened or not: wipe it. A restored image
 	 * never returns to the caller, and the memory this process leaves behind

@@ -217,6 +217,32 @@ static int unlock_fallback(struct resume_ctx *rc, const struct hib_options *o)
 	return 0;
 }
 
+/* Not this machine's writer, or not this machine's TPM: refused, with no
+ * fallback (an image of somebody else's has a fallback of theirs). */
+static int tpm_not_bound(struct resume_ctx *rc, int r)
+{
+	const char *path = hib_target_path(rc->t);
+
+	if (r == -ENOKEY)
+		return log_err(
+			-EPERM,
+			"%s: refused: no TPM machine key is enrolled here (" HIB_TPM_MACHINE_PATH
+			" is not in the initramfs), so a TPM-sealed image cannot be told from a "
+			"forgery; hibernate once, then run update-initramfs -u (or dracut -f)",
+			path);
+	if (r == -EREMCHG)
+		return log_err(
+			-EPERM,
+			"%s: refused: the TPM's storage key is not the one enrolled in " HIB_TPM_MACHINE_PATH
+			" (another or a cleared TPM?)",
+			path);
+	return log_err(-EPERM,
+		       "%s: refused: the image was not written by this machine's hibernate "
+		       "(its key is not bound to the enrolled machine key: written by an older "
+		       "version, under an earlier enrollment, or forged); booting without it",
+		       path);
+}
+
 /* What the TPM's refusal means, said; the fallback passphrase when the image has one. */
 static int tpm_refused(struct resume_ctx *rc, const struct hib_options *o, int r, uint32_t changed)
 {
@@ -249,11 +275,43 @@ static int tpm_refused(struct resume_ctx *rc, const struct hib_options *o, int r
 		log_err(r, "%s: wrong TPM PIN", path);
 	else
 		log_err(r, "%s: unsealing the image key failed: %m", path);
-	if (rc->img.hdr->tpm.flags & HIB_TPM_FALLBACK) {
+	if ((rc->img.hdr->tpm.flags & HIB_TPM_FALLBACK) && o->tpm_fallback) {
 		log_warn("%s: asking for the image's passphrase instead", path);
 		return unlock_fallback(rc, o);
 	}
+	if (rc->img.hdr->tpm.flags & HIB_TPM_FALLBACK)
+		log_warn("%s: the image has a fallback passphrase, and tpm-fallback = passphrase "
+			 "is not configured: not asked",
+			 path);
 	return log_err(r, "%s: the image cannot be unlocked; booting without the image", path);
+}
+
+/* The configuration's TPM policy, not the image's: anybody who can use the
+ * TPM can seal a key under a weaker one (no PIN, other PCRs). No fallback on
+ * a refusal: the fallback of such an image is theirs too. */
+static int check_tpm_policy(struct resume_ctx *rc, const struct hib_options *o)
+{
+	const struct hib_header *h = rc->img.hdr;
+	const char *path = hib_target_path(rc->t);
+	char want[64], got[64];
+	uint32_t mask = 0;
+	int r = crypt_tpm_policy_check(h, o->tpm_pcrs, o->tpm_pin, &mask);
+
+	if (r == -ENOKEY)
+		return log_err(
+			-EPERM,
+			"%s: refused: the image's key is sealed without a PIN, and tpm-pin = "
+			"yes requires one",
+			path);
+	if (r == -EPERM) {
+		tpm_pcrs_format(mask, want, sizeof(want));
+		tpm_pcrs_format(h->tpm.pcr_mask, got, sizeof(got));
+		return log_err(-EPERM,
+			       "%s: refused: the image's key is sealed to PCRs %s, and tpm-pcrs "
+			       "asks for %s",
+			       path, got, want);
+	}
+	return r;
 }
 
 /* A TPM-sealed image: unsealed with no question, or with the PIN when it has one. */
@@ -262,8 +320,13 @@ static int unlock_tpm(struct resume_ctx *rc, const struct hib_options *o)
 	bool pin = rc->img.hdr->tpm.flags & HIB_TPM_PIN;
 	int attempts = !pin ? 1 : o->secret_attempts > 0 ? o->secret_attempts : 3;
 	uint32_t changed = 0;
-	int r = -EACCES;
+	int r = check_tpm_policy(rc, o);
 
+	if (r == -EPERM)
+		return r;
+	if (r < 0) /* no TPM to resolve "auto" on: unsealing fails the same way */
+		return tpm_refused(rc, o, r, 0);
+	r = -EACCES;
 	for (int i = 1; i <= attempts && r == -EACCES; i++) {
 		struct hib_secret s = { 0 };
 
@@ -278,12 +341,15 @@ static int unlock_tpm(struct resume_ctx *rc, const struct hib_options *o)
 			if (r < 0)
 				return log_err(r, "%s: no TPM PIN: %m", hib_target_path(rc->t));
 		}
-		r = crypt_open_tpm(pin ? &s : NULL, rc->img.hdr, &rc->key, &changed);
+		r = crypt_open_tpm(pin ? &s : NULL, rc->img.hdr, o->tpm_machine, &rc->key,
+				   &changed);
 		if (pin)
 			forget_secret(o);
 		if (r == -EACCES && i < attempts)
 			log_warn("wrong TPM PIN (attempt %d of %d)", i, attempts);
 	}
+	if (r == -ENOKEY || r == -EKEYREJECTED || r == -EREMCHG)
+		return tpm_not_bound(rc, r);
 	if (r < 0)
 		return tpm_refused(rc, o, r, changed);
 	return 0;

@@ -60,23 +60,55 @@ void hib_header_seal(struct hib_header *h)
 		XXH3_64bits_withSeed(h, offsetof(struct hib_header, header_xxh3_self), h->image_id);
 }
 
-/* The TPM feature is there exactly when the key is sealed to the TPM, and its
- * lengths and PCRs are what a writer makes. */
-static int tpm_check(const struct hib_header *h)
+/* A sealed object's lengths and PCRs are what a writer makes. */
+static int tpm_sealed_check(const struct hib_tpm *t)
 {
-	const struct hib_tpm *t = &h->tpm;
-	bool sealed = (h->flags & HIB_HFLAG_ENCRYPTED) && h->crypt.kdf == HIB_KDF_TPM2;
 	int n = __builtin_popcount(t->pcr_mask);
 
-	if (!!(h->version & HIB_FEATURE_TPM) != sealed)
-		return -EBADMSG;
-	if (!sealed)
-		return 0;
 	if (t->pcr_mask >> 24 || n == 0 || n > (int)HIB_TPM_PCRS_MAX ||
 	    t->flags & ~(HIB_TPM_PIN | HIB_TPM_FALLBACK) || t->public_len == 0 ||
 	    t->private_len == 0 || (uint32_t)t->public_len + t->private_len > HIB_TPM_BLOB_MAX)
 		return -EBADMSG;
 	return 0;
+}
+
+static uint64_t machine_sum(const struct hib_tpm_machine *m)
+{
+	struct hib_tpm_machine tmp = *m;
+
+	tmp.xxh3 = 0;
+	return XXH3_64bits(&tmp, sizeof(tmp));
+}
+
+void hib_tpm_machine_seal(struct hib_tpm_machine *m)
+{
+	m->xxh3 = machine_sum(m);
+}
+
+int hib_tpm_machine_check(const struct hib_tpm_machine *m)
+{
+	if (memcmp(m->magic, HIB_MACHINE_MAGIC, 16) || m->xxh3 != machine_sum(m))
+		return -EBADMSG;
+	if (m->version != HIB_MACHINE_VERSION)
+		return -EPROTO;
+	if (m->srk_name_len == 0 || m->srk_name_len > HIB_TPM_NAME_MAX || m->sealed.flags != 0 ||
+	    tpm_sealed_check(&m->sealed) < 0)
+		return -EBADMSG;
+	return 0;
+}
+
+/* The TPM feature is there exactly when the key is sealed to the TPM, and its
+ * lengths and PCRs are what a writer makes; binding only with it. */
+static int tpm_check(const struct hib_header *h)
+{
+	const struct hib_tpm *t = &h->tpm;
+	bool sealed = (h->flags & HIB_HFLAG_ENCRYPTED) && h->crypt.kdf == HIB_KDF_TPM2;
+
+	if (!!(h->version & HIB_FEATURE_TPM) != sealed)
+		return -EBADMSG;
+	if (!sealed)
+		return (h->version & HIB_FEATURE_TPM_BOUND) ? -EBADMSG : 0;
+	return tpm_sealed_check(t);
 }
 
 int hib_header_check(const struct hib_header *h, uint64_t image_id, uint64_t expect_xxh3)

@@ -64,7 +64,11 @@
  * it asks for anything. Tail and header carry the same value.
  */
 #define HIB_FEATURE_TPM (1u << 16) /* the key is sealed to the TPM: HIB_KDF_TPM2 */
-#define HIB_FEATURES_KNOWN HIB_FEATURE_TPM
+/* With HIB_FEATURE_TPM: the data key is wrapped under the image's sealed key
+ * combined with the enrolled machine key (struct hib_tpm_machine), so only
+ * this machine's writer makes an image its resume opens. */
+#define HIB_FEATURE_TPM_BOUND (1u << 17)
+#define HIB_FEATURES_KNOWN (HIB_FEATURE_TPM | HIB_FEATURE_TPM_BOUND)
 #define HIB_SIG_TAIL_SIZE 256u
 
 /* Placed at byte HIB_PAGE_SIZE - HIB_SIG_TAIL_SIZE of page 0. */
@@ -192,9 +196,35 @@ struct hib_tpm {
 	uint8_t fb_salt[16];
 	uint8_t fb_wrap_nonce[24];
 	uint8_t fb_wrapped_key[48];
-	uint8_t reserved[8];
+	/* HIB_FEATURE_TPM_BOUND: the id of the enrollment whose machine key the
+	 * image is bound to (not secret: it names it in messages); else zero. */
+	uint8_t machine_id[8];
 };
 _Static_assert(sizeof(struct hib_tpm) == 1024, "tpm size");
+
+/*
+ * The machine key's enrollment (/var/lib/hibernate/tpm-machine.key, and a
+ * copy in the initramfs): a random 32-byte key sealed to the TPM (as an
+ * image's key, struct hib_tpm: PCRs only, no PIN, no fallback) that every
+ * TPM image of this machine is bound to (HIB_FEATURE_TPM_BOUND), and the name
+ * of the storage key it was sealed under, which every later use checks
+ * (a TPM2B_NAME's bytes: the name algorithm, then the digest).
+ */
+#define HIB_MACHINE_MAGIC "HIBERNATE-TPMK01" /* 16 bytes, no NUL */
+#define HIB_MACHINE_VERSION 1u
+#define HIB_TPM_NAME_MAX 64u
+
+struct hib_tpm_machine {
+	uint8_t magic[16]; /* HIB_MACHINE_MAGIC */
+	uint32_t version;  /* HIB_MACHINE_VERSION */
+	uint16_t srk_name_len;
+	uint16_t pad;
+	uint8_t machine_id[8]; /* random: what a bound image names */
+	uint8_t srk_name[HIB_TPM_NAME_MAX];
+	struct hib_tpm sealed; /* pcr_mask, public_len, private_len, blob, pcr_values */
+	uint64_t xxh3;         /* XXH3-64 of this struct with this field zero (seed 0) */
+};
+_Static_assert(sizeof(struct hib_tpm_machine) == 1128, "machine key size");
 
 /*
  * What the resume side writes over the header page once it has invalidated
@@ -393,6 +423,11 @@ uint64_t hib_block_stored_xxh3(const struct hib_block_hdr *b, const void *payloa
 /* The report the resume side leaves: -ENOENT unless it is one, of image @image_id,
  * and its checksum holds. */
 int hib_report_check(const struct hib_report *r, uint64_t image_id);
+
+/* A machine key's enrollment: 0, or -EBADMSG (not one, damaged, or out of
+ * bounds), -EPROTO another version. hib_tpm_machine_seal sets its checksum. */
+int hib_tpm_machine_check(const struct hib_tpm_machine *m);
+void hib_tpm_machine_seal(struct hib_tpm_machine *m);
 
 /*
  * Start a seeded streaming XXH3-64 (XXH3_state_t), as every checksum of the

@@ -318,7 +318,34 @@ static int seal_kek(const struct hib_tpm_options *o, struct hib_header *hdr, uin
 		pin_auth(o->pin, hdr, pin);
 		hdr->tpm.flags |= HIB_TPM_PIN;
 	}
-	return tpm_seal(kek, o->pcrs, o->pin ? pin : NULL, &hdr->tpm);
+	return tpm_seal(kek, o->pcrs, o->pin ? pin : NULL, o->machine, &hdr->tpm);
+}
+
+/*
+ * The key the data key is wrapped under in a bound image: the image's
+ * unsealed key-encryption key @kek, keyed with the machine key unsealed from
+ * the enrollment @m (pinned storage key, its PCRs), for this image. Only
+ * this machine's legitimate boot can unseal the machine key, so only its
+ * writer can make a wrapping its resume opens. @out: HIB_KEY_BYTES.
+ */
+static int bound_kek(const struct hib_tpm_machine *m, const struct hib_header *hdr,
+		     const uint8_t *kek, uint32_t *ret_changed, uint8_t *out)
+{
+	static const uint8_t what[16] = "hibernate bind 1";
+	crypto_generichash_state st;
+	uint8_t *mkey = key_alloc();
+	int r = mkey ? tpm_unseal(&m->sealed, NULL, m, mkey, ret_changed) : -ENOMEM;
+
+	if (r == 0 && (crypto_generichash_init(&st, mkey, HIB_KEY_BYTES, HIB_KEY_BYTES) != 0 ||
+		       crypto_generichash_update(&st, what, sizeof(what)) != 0 ||
+		       crypto_generichash_update(&st, (const uint8_t *)&hdr->image_id,
+						 sizeof(hdr->image_id)) != 0 ||
+		       crypto_generichash_update(&st, kek, HIB_KEY_BYTES) != 0 ||
+		       crypto_generichash_final(&st, out, HIB_KEY_BYTES) != 0))
+		r = -EIO;
+	sodium_memzero(&st, sizeof(st));
+	crypt_key_free(mkey);
+	return r;
 }
 
 int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uint8_t **ret_key)
@@ -331,6 +358,8 @@ int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uin
 		return r;
 	if (!tpm_supported())
 		return -EOPNOTSUPP;
+	if (!o->machine)
+		return -ENOKEY;
 	memset(c, 0, sizeof(*c));
 	memset(&hdr->tpm, 0, sizeof(hdr->tpm));
 	c->kdf = HIB_KDF_TPM2;
@@ -340,8 +369,12 @@ int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uin
 	key = key_alloc();
 	pin = key_alloc();
 	r = kek && key && pin ? seal_kek(o, hdr, kek, pin) : -ENOMEM;
+	if (r == 0)
+		r = bound_kek(o->machine, hdr, kek, NULL, kek);
 	if (r < 0)
 		goto out;
+	hdr->version |= HIB_FEATURE_TPM | HIB_FEATURE_TPM_BOUND;
+	memcpy(hdr->tpm.machine_id, o->machine->machine_id, sizeof(hdr->tpm.machine_id));
 	randombytes_buf(key, HIB_KEY_BYTES);
 	crypt_ad(hdr, ad);
 	r = wrap(kek, key, ad, c->wrap_nonce, c->wrapped_key);
@@ -350,7 +383,6 @@ int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uin
 	if (r < 0)
 		goto out;
 	hdr->flags |= HIB_HFLAG_ENCRYPTED;
-	hdr->version |= HIB_FEATURE_TPM;
 	*ret_key = TAKE_PTR(key);
 out:
 	crypt_key_free(pin);
@@ -364,8 +396,20 @@ static bool tpm_sealed(const struct hib_header *hdr)
 	return (hdr->flags & HIB_HFLAG_ENCRYPTED) && hdr->crypt.kdf == HIB_KDF_TPM2;
 }
 
-int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, uint8_t **ret_key,
-		   uint32_t *ret_changed)
+/* Whether @hdr says it is bound to the enrollment @m: its word only, which
+ * the unwrapping then holds it to. */
+static int bound_to(const struct hib_header *hdr, const struct hib_tpm_machine *m)
+{
+	if (!m)
+		return -ENOKEY;
+	if (!(hdr->version & HIB_FEATURE_TPM_BOUND) ||
+	    memcmp(hdr->tpm.machine_id, m->machine_id, sizeof(m->machine_id)) != 0)
+		return -EKEYREJECTED;
+	return 0;
+}
+
+int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr,
+		   const struct hib_tpm_machine *m, uint8_t **ret_key, uint32_t *ret_changed)
 {
 	uint8_t *kek = NULL, *key = NULL, *auth = NULL, ad[32];
 	int r = init_sodium();
@@ -374,6 +418,9 @@ int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, u
 		return r;
 	if (!tpm_sealed(hdr))
 		return -EINVAL;
+	r = bound_to(hdr, m);
+	if (r < 0)
+		return r;
 	kek = key_alloc();
 	key = key_alloc();
 	auth = key_alloc();
@@ -381,16 +428,37 @@ int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, u
 	if (r == 0 && pin)
 		pin_auth(pin, hdr, auth);
 	if (r == 0)
-		r = tpm_unseal(&hdr->tpm, pin ? auth : NULL, kek, ret_changed);
-	crypt_ad(hdr, ad);
+		r = tpm_unseal(&hdr->tpm, pin ? auth : NULL, m, kek, ret_changed);
 	if (r == 0)
-		r = unwrap(kek, hdr->crypt.wrapped_key, ad, hdr->crypt.wrap_nonce, key);
+		r = bound_kek(m, hdr, kek, ret_changed, kek);
+	crypt_ad(hdr, ad);
+	/* Both keys unsealed: a wrapping that does not open is another writer's. */
+	if (r == 0 && unwrap(kek, hdr->crypt.wrapped_key, ad, hdr->crypt.wrap_nonce, key) < 0)
+		r = -EKEYREJECTED;
 	if (r == 0)
 		*ret_key = TAKE_PTR(key);
 	crypt_key_free(auth);
 	crypt_key_free(kek);
 	crypt_key_free(key);
 	return r;
+}
+
+int crypt_tpm_policy_check(const struct hib_header *hdr, uint32_t pcrs, bool pin,
+			   uint32_t *ret_pcrs)
+{
+	uint32_t want = 0;
+	int r;
+
+	if (!tpm_sealed(hdr))
+		return -EINVAL;
+	if (pin && !(hdr->tpm.flags & HIB_TPM_PIN))
+		return -ENOKEY;
+	r = tpm_pcrs_resolve(pcrs, &want);
+	if (ret_pcrs)
+		*ret_pcrs = want;
+	if (r < 0)
+		return r;
+	return hdr->tpm.pcr_mask == want ? 0 : -EPERM;
 }
 
 int crypt_open_fallback(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key)

@@ -8,6 +8,7 @@
 #ifndef HIB_CRYPT_H
 #define HIB_CRYPT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "format/format.h"
@@ -35,15 +36,36 @@ unsigned crypt_keys_held(void);
 
 /*
  * New image, key sealed to the TPM (@o): a random key-encryption key sealed
- * to its PCRs (and PIN), the data key wrapped under it (and under the
- * fallback passphrase) into @hdr->crypt and @hdr->tpm; HIB_FEATURE_TPM set.
- * -EOPNOTSUPP built without TPM support; else as tpm_seal.
+ * to its PCRs (and PIN), under the storage key @o->machine pins; the data key
+ * wrapped under it combined with the machine key unsealed from @o->machine
+ * (and under the fallback passphrase) into @hdr->crypt and @hdr->tpm;
+ * HIB_FEATURE_TPM and HIB_FEATURE_TPM_BOUND set. -ENOKEY no enrollment,
+ * -EOPNOTSUPP built without TPM support; else as tpm_seal and tpm_unseal
+ * (-EPERM: the machine key's PCRs changed since the enrollment).
  */
 int crypt_setup_tpm(const struct hib_tpm_options *o, struct hib_header *hdr, uint8_t **ret_key);
-/* Existing TPM-sealed image: unseal with @pin (NULL: none). As tpm_unseal:
- * -EPERM the PCRs changed (*ret_changed names them), -EACCES wrong PIN, ... */
-int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr, uint8_t **ret_key,
-		   uint32_t *ret_changed);
+/*
+ * Existing TPM-sealed image: unseal the machine key of the enrollment @m and
+ * the image's key (with @pin, NULL: none), both under the storage key @m
+ * pins. -ENOKEY no enrollment (@m NULL); -EKEYREJECTED the image is not
+ * bound to @m (written without the binding, under another enrollment, or by
+ * another writer: its wrapping does not open); as tpm_unseal: -EPERM the
+ * PCRs changed (*ret_changed names them), -EACCES wrong PIN, -EREMCHG
+ * another storage key, ...
+ */
+int crypt_open_tpm(const struct hib_secret *pin, const struct hib_header *hdr,
+		   const struct hib_tpm_machine *m, uint8_t **ret_key, uint32_t *ret_changed);
+/*
+ * Existing TPM-sealed image, before it is unsealed: whether it was sealed
+ * under the policy the configuration asks for, never the one the image
+ * states (anybody who can use the TPM can seal a key of their own under a
+ * weaker one). -ENOKEY: @pin is asked for and the image needs no PIN;
+ * -EPERM: its PCRs are not exactly @pcrs (0: "auto", resolved on this TPM
+ * into *ret_pcrs, which may be NULL); else as tpm_pcrs_resolve; -EINVAL not a
+ * TPM-sealed image.
+ */
+int crypt_tpm_policy_check(const struct hib_header *hdr, uint32_t pcrs, bool pin,
+			   uint32_t *ret_pcrs);
 /* Existing TPM-sealed image with HIB_TPM_FALLBACK: open with the passphrase @s.
  * -EACCES wrong passphrase, -EINVAL no fallback, -EBADMSG its cost out of bounds. */
 int crypt_open_fallback(const struct hib_secret *s, const struct hib_header *hdr,

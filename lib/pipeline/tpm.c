@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "pipeline/tpm.h"
 #include "util/util.h"
@@ -74,15 +75,35 @@ bool tpm_supported(void)
 	return false;
 }
 
-int tpm_seal(const uint8_t *kek, uint32_t pcr_mask, const uint8_t *pin, struct hib_tpm *ret)
+int tpm_pcrs_resolve(uint32_t mask, uint32_t *ret_mask)
 {
-	(void)kek, (void)pcr_mask, (void)pin, (void)ret;
+	*ret_mask = mask;
+	return mask ? 0 : -EOPNOTSUPP;
+}
+
+int tpm_seal(const uint8_t *kek, uint32_t pcr_mask, const uint8_t *pin,
+	     const struct hib_tpm_machine *pinned, struct hib_tpm *ret)
+{
+	(void)kek, (void)pcr_mask, (void)pin, (void)pinned, (void)ret;
 	return -EOPNOTSUPP;
 }
 
-int tpm_unseal(const struct hib_tpm *t, const uint8_t *pin, uint8_t *kek, uint32_t *ret_changed)
+int tpm_unseal(const struct hib_tpm *t, const uint8_t *pin, const struct hib_tpm_machine *pinned,
+	       uint8_t *kek, uint32_t *ret_changed)
 {
-	(void)t, (void)pin, (void)kek, (void)ret_changed;
+	(void)t, (void)pin, (void)pinned, (void)kek, (void)ret_changed;
+	return -EOPNOTSUPP;
+}
+
+int tpm_enroll(uint32_t pcr_mask, struct hib_tpm_machine *ret)
+{
+	(void)pcr_mask, (void)ret;
+	return -EOPNOTSUPP;
+}
+
+int tpm_machine_unseals(const struct hib_tpm_machine *m, uint32_t *ret_changed)
+{
+	(void)m, (void)ret_changed;
 	return -EOPNOTSUPP;
 }
 
@@ -203,7 +224,43 @@ static int create_primary(struct tpm *t)
 	return rc == TSS2_RC_SUCCESS ? 0 : tss_err(rc, "creating the storage primary key");
 }
 
-static int tpm_open(struct tpm *t)
+/* The storage key's name, which pins it (TPM2B_NAME's bytes). */
+static int primary_name(struct tpm *t, uint8_t *name, uint16_t *ret_len)
+{
+	TPM2B_NAME *n = NULL;
+	TSS2_RC rc = Esys_TR_GetName(t->esys, t->primary, &n);
+	int r = 0;
+
+	if (rc != TSS2_RC_SUCCESS)
+		return tss_err(rc, "naming the storage key");
+	if (n->size == 0 || n->size > HIB_TPM_NAME_MAX)
+		r = -EIO;
+	else
+		memcpy(name, n->name, n->size), *ret_len = n->size;
+	Esys_Free(n);
+	return r;
+}
+
+/* The storage key recreated is the one enrolled: a cleared or other TPM, or
+ * something on the bus answering with a key of its own, is refused before
+ * any session is salted with it. */
+static int check_pinned(struct tpm *t, const struct hib_tpm_machine *pinned)
+{
+	uint8_t name[HIB_TPM_NAME_MAX];
+	uint16_t len = 0;
+	int r;
+
+	if (!pinned)
+		return 0;
+	r = primary_name(t, name, &len);
+	if (r < 0)
+		return r;
+	if (len != pinned->srk_name_len || memcmp(name, pinned->srk_name, len) != 0)
+		return -EREMCHG;
+	return 0;
+}
+
+static int tpm_open(struct tpm *t, const struct hib_tpm_machine *pinned)
 {
 	TSS2_RC rc;
 	int r;
@@ -223,7 +280,8 @@ static int tpm_open(struct tpm *t)
 	rc = Esys_Initialize(&t->esys, test_tcti ? test_tcti : t->tcti, NULL);
 	if (rc != TSS2_RC_SUCCESS)
 		return tss_err(rc, "initializing the TSS");
-	return create_primary(t);
+	r = create_primary(t);
+	return r < 0 ? r : check_pinned(t, pinned);
 }
 
 /* A session salted with the primary key, so the key-encryption key never
@@ -417,11 +475,12 @@ static int create_sealed(struct tpm *t, const uint8_t *kek, const uint8_t *pin,
 	return r;
 }
 
-int tpm_seal(const uint8_t *kek, uint32_t pcr_mask, const uint8_t *pin, struct hib_tpm *ret)
+int tpm_seal(const uint8_t *kek, uint32_t pcr_mask, const uint8_t *pin,
+	     const struct hib_tpm_machine *pinned, struct hib_tpm *ret)
 {
 	struct tpm t;
 	TPM2B_DIGEST policy;
-	int r = tpm_open(&t);
+	int r = tpm_open(&t, pinned);
 
 	if (r == 0 && pcr_mask == 0)
 		r = default_pcrs(&t, &pcr_mask);
@@ -433,6 +492,22 @@ int tpm_seal(const uint8_t *kek, uint32_t pcr_mask, const uint8_t *pin, struct h
 		r = create_sealed(&t, kek, pin, &policy, ret);
 	if (r == 0)
 		ret->pcr_mask = pcr_mask;
+	tpm_close(&t);
+	return r;
+}
+
+int tpm_pcrs_resolve(uint32_t mask, uint32_t *ret_mask)
+{
+	struct tpm t;
+	int r;
+
+	if (mask) {
+		*ret_mask = mask;
+		return 0;
+	}
+	r = tpm_open(&t, NULL);
+	if (r == 0)
+		r = default_pcrs(&t, ret_mask);
 	tpm_close(&t);
 	return r;
 }
@@ -505,7 +580,8 @@ static int unseal_loaded(struct tpm *t, const struct hib_tpm *h, ESYS_TR obj, co
 	return r;
 }
 
-int tpm_unseal(const struct hib_tpm *h, const uint8_t *pin, uint8_t *kek, uint32_t *ret_changed)
+int tpm_unseal(const struct hib_tpm *h, const uint8_t *pin, const struct hib_tpm_machine *pinned,
+	       uint8_t *kek, uint32_t *ret_changed)
 {
 	ESYS_TR obj = ESYS_TR_NONE;
 	struct tpm t;
@@ -513,7 +589,7 @@ int tpm_unseal(const struct hib_tpm *h, const uint8_t *pin, uint8_t *kek, uint32
 
 	if ((h->flags & HIB_TPM_PIN) && !pin)
 		return -EACCES;
-	r = tpm_open(&t);
+	r = tpm_open(&t, pinned);
 	if (r == 0)
 		r = load_sealed(&t, h, &obj);
 	if (r == 0)
@@ -523,6 +599,41 @@ int tpm_unseal(const struct hib_tpm *h, const uint8_t *pin, uint8_t *kek, uint32
 	if (obj != ESYS_TR_NONE)
 		Esys_FlushContext(t.esys, obj);
 	tpm_close(&t);
+	return r;
+}
+
+int tpm_enroll(uint32_t pcr_mask, struct hib_tpm_machine *ret)
+{
+	uint8_t key[HIB_TPM_KEK_BYTES];
+	struct tpm t;
+	int r = tpm_open(&t, NULL);
+
+	memset(ret, 0, sizeof(*ret));
+	if (r == 0 && pcr_mask == 0)
+		r = default_pcrs(&t, &pcr_mask);
+	if (r == 0)
+		r = primary_name(&t, ret->srk_name, &ret->srk_name_len);
+	tpm_close(&t);
+	if (r < 0)
+		return r;
+	if (getrandom(key, sizeof(key), 0) != sizeof(key) ||
+	    getrandom(ret->machine_id, sizeof(ret->machine_id), 0) != sizeof(ret->machine_id))
+		return -EIO;
+	memcpy(ret->magic, HIB_MACHINE_MAGIC, 16);
+	ret->version = HIB_MACHINE_VERSION;
+	r = tpm_seal(key, pcr_mask, NULL, ret, &ret->sealed);
+	explicit_bzero(key, sizeof(key));
+	if (r == 0)
+		hib_tpm_machine_seal(ret);
+	return r;
+}
+
+int tpm_machine_unseals(const struct hib_tpm_machine *m, uint32_t *ret_changed)
+{
+	uint8_t key[HIB_TPM_KEK_BYTES];
+	int r = tpm_unseal(&m->sealed, NULL, m, key, ret_changed);
+
+	explicit_bzero(key, sizeof(key));
 	return r;
 }
 

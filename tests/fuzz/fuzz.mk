@@ -5,7 +5,7 @@
 
 BUILD_FUZZ ?= build-fuzz
 FUZZ_CC    ?= clang
-FUZZ_TARGETS := tail header map block image config cmdline
+FUZZ_TARGETS := tail header map block image config cmdline tpmkey
 
 # The library as meson.build builds it: its sources and its dependencies, read from
 # there (tests/fuzz/meson-list), so the fuzzers follow the tree as it changes.

@@ -430,6 +430,39 @@ static void seeds_text(void)
 		"/dev/nvme0n1p3 partition 16777212 0 -3\n");
 }
 
+/* ---- fuzz_tpmkey -------------------------------------------------------- */
+
+static void seeds_tpmkey(void)
+{
+	struct hib_tpm_machine m, bad;
+
+	memset(&m, 0, sizeof(m));
+	memcpy(m.magic, HIB_MACHINE_MAGIC, 16);
+	m.version = HIB_MACHINE_VERSION;
+	memset(m.machine_id, 0x4d, sizeof(m.machine_id));
+	m.srk_name_len = 34;
+	m.srk_name[0] = 0x00, m.srk_name[1] = 0x0b; /* TPM2_ALG_SHA256, then the digest */
+	memset(m.srk_name + 2, 0x5a, 32);
+	m.sealed.pcr_mask = 0xff;
+	m.sealed.public_len = 80;
+	m.sealed.private_len = 160;
+	hib_tpm_machine_seal(&m);
+	put("tpmkey", "valid", &m, sizeof(m));
+	bad = m;
+	bad.sealed.flags = HIB_TPM_PIN;
+	hib_tpm_machine_seal(&bad);
+	put("tpmkey", "pin-flag", &bad, sizeof(bad));
+	bad = m;
+	bad.srk_name_len = HIB_TPM_NAME_MAX + 1;
+	hib_tpm_machine_seal(&bad);
+	put("tpmkey", "name-too-long", &bad, sizeof(bad));
+	bad = m;
+	bad.version = HIB_MACHINE_VERSION + 1;
+	hib_tpm_machine_seal(&bad);
+	put("tpmkey", "newer-version", &bad, sizeof(bad));
+	put("tpmkey", "truncated", &m, 100);
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t *img[FUZZ_NBASE] = { 0 };
@@ -450,6 +483,7 @@ int main(int argc, char **argv)
 	seeds_block();
 	seeds_image();
 	seeds_text();
+	seeds_tpmkey();
 	for (unsigned v = 1; v < FUZZ_NBASE; v++)
 		free(img[v]);
 	return 0;

@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "format/format.h"
+#include "frontend/tpmenroll.h"
 #include "pipeline/crypt.h"
 #include "pipeline/tpm.h"
 
@@ -123,7 +125,10 @@ static void version_features(void **state)
 	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION), 0);
 	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | HIB_FEATURE_TPM), 0);
 	/* A feature this reader does not know, or another base version. */
-	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | (1u << 17)), -EPROTO);
+	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | HIB_FEATURE_TPM |
+					   HIB_FEATURE_TPM_BOUND),
+			 0);
+	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | (1u << 18)), -EPROTO);
 	assert_int_equal(hib_version_check(HIB_FORMAT_VERSION | (1u << 31)), -EPROTO);
 	assert_int_equal(hib_version_check((HIB_FORMAT_VERSION + 1) | HIB_FEATURE_TPM), -EPROTO);
 }
@@ -155,6 +160,13 @@ static void tpm_header_fields_checked(void **state)
 	make_tpm_header(&h);
 	h.flags &= ~HIB_HFLAG_ENCRYPTED;
 	assert_int_equal(check(&h), -EBADMSG);
+	/* The binding only with the TPM feature. */
+	make_header(&h);
+	h.version |= HIB_FEATURE_TPM_BOUND;
+	assert_int_equal(check(&h), -EBADMSG);
+	make_tpm_header(&h);
+	h.version |= HIB_FEATURE_TPM_BOUND;
+	assert_int_equal(check(&h), 0);
 	make_tpm_header(&h);
 	h.crypt.kdf = HIB_KDF_ARGON2ID;
 	assert_int_equal(check(&h), -EBADMSG);
@@ -178,6 +190,109 @@ static void tpm_header_fields_checked(void **state)
 	assert_int_equal(check(&h), -EBADMSG);
 }
 
+/* The policy is the configuration's: an image that asks for less is refused
+ * before the TPM is asked for anything (an explicit PCR list needs no TPM). */
+static void policy_from_the_configuration(void **state)
+{
+	struct hib_header h;
+	uint32_t want = 0;
+
+	(void)state;
+	make_tpm_header(&h); /* PCRs 0 and 7, no PIN */
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, false, &want), 0);
+	assert_int_equal(want, 0x81);
+	/* tpm-pin = yes, and the image needs no PIN. */
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, true, NULL), -ENOKEY);
+	h.tpm.flags |= HIB_TPM_PIN;
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, true, NULL), 0);
+	/* A PIN the configuration does not ask for is more, not less. */
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, false, NULL), 0);
+	/* Fewer PCRs, other PCRs, more PCRs: not the configured set. */
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x80, false, &want), -EPERM);
+	assert_int_equal(want, 0x80);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x381, false, NULL), -EPERM);
+	h.tpm.pcr_mask = 0x01;
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, false, NULL), -EPERM);
+	/* Not a TPM-sealed image. */
+	make_header(&h);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x81, false, NULL), -EINVAL);
+}
+
+/* The enrollment file: its own magic, version and checksum, and a sealed
+ * object's bounds (no PIN: nothing asks for one when hibernate binds). */
+static void machine_file_checked(void **state)
+{
+	struct hib_tpm_machine m, bad;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	memcpy(m.magic, HIB_MACHINE_MAGIC, 16);
+	m.version = HIB_MACHINE_VERSION;
+	m.srk_name_len = 34;
+	m.sealed.pcr_mask = 0xff;
+	m.sealed.public_len = 80;
+	m.sealed.private_len = 160;
+	hib_tpm_machine_seal(&m);
+	assert_int_equal(hib_tpm_machine_check(&m), 0);
+	bad = m;
+	bad.srk_name[0] ^= 1; /* not resealed: damaged */
+	assert_int_equal(hib_tpm_machine_check(&bad), -EBADMSG);
+	bad = m;
+	bad.version = 2;
+	hib_tpm_machine_seal(&bad);
+	assert_int_equal(hib_tpm_machine_check(&bad), -EPROTO);
+	bad = m;
+	bad.sealed.flags = HIB_TPM_PIN;
+	hib_tpm_machine_seal(&bad);
+	assert_int_equal(hib_tpm_machine_check(&bad), -EBADMSG);
+	bad = m;
+	bad.srk_name_len = HIB_TPM_NAME_MAX + 1;
+	hib_tpm_machine_seal(&bad);
+	assert_int_equal(hib_tpm_machine_check(&bad), -EBADMSG);
+}
+
+/* The file: written root's and 0600 in a 0700 directory it makes, read back
+ * whole; anything else refused with a reason. */
+static void machine_file_written_and_read(void **state)
+{
+	char dir[] = "/tmp/test-tpm-file-XXXXXX", path[96], cmd[128];
+	struct hib_tpm_machine m, back;
+	struct hib_error err;
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* the file must be root's */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/sub/tpm-machine.key", dir);
+	assert_int_equal(hib_tpm_machine_read(path, &back, &err), -ENOENT);
+	memset(&m, 0, sizeof(m));
+	memcpy(m.magic, HIB_MACHINE_MAGIC, 16);
+	m.version = HIB_MACHINE_VERSION;
+	m.srk_name_len = 34;
+	m.sealed.pcr_mask = 0x80;
+	m.sealed.public_len = 80;
+	m.sealed.private_len = 160;
+	hib_tpm_machine_seal(&m);
+	assert_int_equal(hib_tpm_machine_write(path, &m, &err), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(hib_tpm_machine_read(path, &back, &err), 0);
+	assert_memory_equal(&m, &back, sizeof(m));
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(hib_tpm_machine_read(path, &back, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "chmod 600"));
+	assert_int_equal(chmod(path, 0600), 0);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fputc(0, f);
+	fclose(f);
+	assert_int_equal(hib_tpm_machine_read(path, &back, &err), -EBADMSG);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Old images: zeros where struct hib_tpm is now, and no feature bit. */
 static void tpm_room_was_reserved(void **state)
 {
@@ -197,6 +312,8 @@ static pid_t swtpm_pid;
 static char swtpm_dir[64];
 static TSS2_TCTI_CONTEXT *tcti;
 static int swtpm_runs;
+/* This machine's enrollment, made on each test's fresh TPM (PCRs 0..7). */
+static struct hib_tpm_machine machine;
 
 /* A fresh TPM for each test, on ports of its own. */
 static int swtpm_start(void)
@@ -249,6 +366,7 @@ static int teardown(void **state)
 	char cmd[128];
 
 	(void)state;
+	memset(&machine, 0, sizeof(machine));
 	tpm_set_tcti(NULL);
 	if (tcti) {
 		Tss2_Tcti_Finalize(tcti);
@@ -279,14 +397,28 @@ static void extend_pcr(unsigned pcr)
 static const struct hib_secret PIN = { HIB_SECRET_PASSPHRASE, "2468", 4 };
 static const struct hib_secret PASS = { HIB_SECRET_PASSPHRASE, "fallback words", 14 };
 
-static void sealed(struct hib_header *h, const struct hib_tpm_options *o, uint8_t **ret_key)
+static void enrolled(void)
 {
 	if (!tcti)
 		skip();
+	if (memcmp(machine.magic, HIB_MACHINE_MAGIC, 16) == 0)
+		return;
+	assert_int_equal(tpm_enroll(0, &machine), 0);
+	assert_int_equal(hib_tpm_machine_check(&machine), 0);
+	assert_int_equal(machine.sealed.pcr_mask, 0xff);
+}
+
+static void sealed(struct hib_header *h, struct hib_tpm_options *o, uint8_t **ret_key)
+{
+	enrolled();
+	if (!o->machine)
+		o->machine = &machine;
 	make_header(h);
 	assert_int_equal(crypt_setup_tpm(o, h, ret_key), 0);
 	assert_int_equal(h->crypt.kdf, HIB_KDF_TPM2);
 	assert_true(h->version & HIB_FEATURE_TPM);
+	assert_true(h->version & HIB_FEATURE_TPM_BOUND);
+	assert_memory_equal(h->tpm.machine_id, o->machine->machine_id, 8);
 	assert_int_equal(check(h), 0);
 }
 
@@ -300,14 +432,14 @@ static void seal_unseal_and_pcr_change(void **state)
 	(void)state;
 	sealed(&h, &o, &key);
 	assert_int_equal(h.tpm.pcr_mask, o.pcrs);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, &changed), 0);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, &changed), 0);
 	assert_memory_equal(key, back, HIB_KEY_BYTES);
 	crypt_key_free(back);
 	back = NULL;
 	/* No fallback was configured: there is none to open. */
 	assert_int_equal(crypt_open_fallback(&PASS, &h, &back), -EINVAL);
 	extend_pcr(23);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, &changed), -EPERM);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, &changed), -EPERM);
 	assert_null(back);
 	assert_int_equal(changed, 1u << 23);
 	crypt_key_free(key);
@@ -322,8 +454,116 @@ static void default_pcrs_are_0_to_7(void **state)
 	(void)state;
 	sealed(&h, &o, &key);
 	assert_int_equal(h.tpm.pcr_mask, 0xff);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, NULL), 0);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), 0);
 	crypt_key_free(back);
+	crypt_key_free(key);
+}
+
+/* "auto" is resolved on the TPM as sealing resolves it: 0..7 on swtpm. */
+static void policy_auto_and_pin_against_the_tpm(void **state)
+{
+	struct hib_tpm_options o = { .pcrs = 1u << 16 };
+	struct hib_header h;
+	uint8_t *key = NULL;
+	uint32_t want = 0;
+
+	(void)state;
+	sealed(&h, &o, &key); /* tpm-pcrs = 16, no PIN */
+	crypt_key_free(key);
+	assert_int_equal(crypt_tpm_policy_check(&h, 1u << 16, false, NULL), 0);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0, false, &want), -EPERM);
+	assert_int_equal(want, 0xff);
+	assert_int_equal(crypt_tpm_policy_check(&h, 1u << 16, true, NULL), -ENOKEY);
+	o.pcrs = 0;
+	sealed(&h, &o, &key); /* auto */
+	crypt_key_free(key);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0, false, &want), 0);
+	assert_int_equal(want, 0xff);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0xff, false, NULL), 0);
+	assert_int_equal(crypt_tpm_policy_check(&h, 0x7f, false, NULL), -EPERM);
+}
+
+/*
+ * Another writer — a live USB, a member of tss — can use the TPM: it seals a
+ * key of its own under exactly the configured policy (the header's PCRs, no
+ * PIN) and names this machine's enrollment. The policy check passes; the
+ * binding does not, for lack of the machine key.
+ */
+static void forged_image_refused(void **state)
+{
+	struct hib_tpm_machine theirs;
+	struct hib_tpm_options mine = { 0 }, forger = { 0 };
+	struct hib_header h;
+	uint8_t *key = NULL, *back = NULL;
+
+	(void)state;
+	enrolled();
+	assert_int_equal(tpm_enroll(0, &theirs), 0);
+	forger.machine = &theirs;
+	sealed(&h, &forger, &key);
+	crypt_key_free(key);
+	memcpy(h.tpm.machine_id, machine.machine_id, sizeof(h.tpm.machine_id));
+	assert_int_equal(crypt_tpm_policy_check(&h, 0, false, NULL), 0);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), -EKEYREJECTED);
+	assert_null(back);
+	/* Without the binding at all (as written before it existed): refused. */
+	sealed(&h, &mine, &key);
+	crypt_key_free(key);
+	h.version &= ~HIB_FEATURE_TPM_BOUND;
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), -EKEYREJECTED);
+	/* No enrollment to check it against: refused, and none is written. */
+	h.version |= HIB_FEATURE_TPM_BOUND;
+	assert_int_equal(crypt_open_tpm(NULL, &h, NULL, &back, NULL), -ENOKEY);
+	mine.machine = NULL;
+	make_header(&h);
+	assert_int_equal(crypt_setup_tpm(&mine, &h, &key), -ENOKEY);
+	assert_null(back);
+}
+
+/* The storage key is the one enrolled, or nothing is sealed or unsealed. */
+static void wrong_storage_key_refused(void **state)
+{
+	struct hib_tpm_options o = { 0 };
+	struct hib_tpm_machine other;
+	struct hib_header h, h2;
+	uint8_t *key = NULL, *back = NULL;
+
+	(void)state;
+	sealed(&h, &o, &key);
+	other = machine;
+	other.srk_name[other.srk_name_len - 1] ^= 1;
+	hib_tpm_machine_seal(&other);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &other, &back, NULL), -EREMCHG);
+	assert_null(back);
+	o.machine = &other;
+	make_header(&h2);
+	assert_int_equal(crypt_setup_tpm(&o, &h2, &back), -EREMCHG);
+	assert_null(back);
+	/* The right one still opens it. */
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), 0);
+	assert_memory_equal(key, back, HIB_KEY_BYTES);
+	crypt_key_free(back);
+	crypt_key_free(key);
+}
+
+/* GRUB measures the initramfs into PCR 9: with 8 and 9 in the policy, an
+ * initramfs changed since hibernation cannot unseal the key. */
+static void initramfs_change_refused_with_pcr_9(void **state)
+{
+	struct hib_tpm_options o = { .pcrs = (1u << 7) | (1u << 8) | (1u << 9) };
+	struct hib_header h;
+	uint8_t *key = NULL, *back = NULL;
+	uint32_t changed = 0;
+
+	(void)state;
+	sealed(&h, &o, &key);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), 0);
+	crypt_key_free(back);
+	back = NULL;
+	extend_pcr(9);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, &changed), -EPERM);
+	assert_int_equal(changed, 1u << 9);
+	assert_null(back);
 	crypt_key_free(key);
 }
 
@@ -337,10 +577,10 @@ static void pin_needed(void **state)
 	(void)state;
 	sealed(&h, &o, &key);
 	assert_true(h.tpm.flags & HIB_TPM_PIN);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, NULL), -EACCES);
-	assert_int_equal(crypt_open_tpm(&wrong, &h, &back, NULL), -EACCES);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), -EACCES);
+	assert_int_equal(crypt_open_tpm(&wrong, &h, &machine, &back, NULL), -EACCES);
 	assert_null(back);
-	assert_int_equal(crypt_open_tpm(&PIN, &h, &back, NULL), 0);
+	assert_int_equal(crypt_open_tpm(&PIN, &h, &machine, &back, NULL), 0);
 	assert_memory_equal(key, back, HIB_KEY_BYTES);
 	crypt_key_free(back);
 	crypt_key_free(key);
@@ -357,7 +597,7 @@ static void fallback_opens_after_pcr_change(void **state)
 	sealed(&h, &o, &key);
 	assert_true(h.tpm.flags & HIB_TPM_FALLBACK);
 	extend_pcr(23);
-	assert_int_equal(crypt_open_tpm(NULL, &h, &back, NULL), -EPERM);
+	assert_int_equal(crypt_open_tpm(NULL, &h, &machine, &back, NULL), -EPERM);
 	assert_int_equal(crypt_open_fallback(&wrong, &h, &back), -EACCES);
 	assert_int_equal(crypt_open_fallback(&PASS, &h, &back), 0);
 	assert_memory_equal(key, back, HIB_KEY_BYTES);
@@ -375,10 +615,19 @@ int main(void)
 		cmocka_unit_test(tpm_image_is_another_version_to_old_readers),
 		cmocka_unit_test(tpm_header_fields_checked),
 		cmocka_unit_test(tpm_room_was_reserved),
+		cmocka_unit_test(policy_from_the_configuration),
+		cmocka_unit_test(machine_file_checked),
+		cmocka_unit_test(machine_file_written_and_read),
 #ifdef HIB_HAVE_TPM
 		cmocka_unit_test_setup_teardown(seal_unseal_and_pcr_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(default_pcrs_are_0_to_7, setup, teardown),
+		cmocka_unit_test_setup_teardown(policy_auto_and_pin_against_the_tpm, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(pin_needed, setup, teardown),
+		cmocka_unit_test_setup_teardown(forged_image_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(wrong_storage_key_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(initramfs_change_refused_with_pcr_9, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(fallback_opens_after_pcr_change, setup, teardown),
 #endif
 	};

@@ -63,6 +63,9 @@ static void apply_options(struct control *ctl, const char *const *given)
 	if (ctl->cfg.loglevel >= 0 && (loglevel || !ctl->out.loglevel_set))
 		ctl->out.loglevel = ctl->cfg.loglevel;
 	ctl->cfg.opts.require_encryption = hib_config_require(&ctl->cfg);
+	ctl->cfg.opts.tpm_pcrs = ctl->cfg.tpm_pcrs;
+	ctl->cfg.opts.tpm_pin = ctl->cfg.tpm_pin;
+	ctl->cfg.opts.tpm_fallback = ctl->cfg.tpm_fallback;
 }
 
 int main(int argc, char **argv)

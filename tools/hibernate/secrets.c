@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "frontend/tpmenroll.h"
 #include "pipeline/tpm.h"
 #include "tool.h"
 
@@ -223,9 +224,18 @@ static void forget_secret(void *ud)
 
 void secrets_attach_resume(struct secrets *s, struct hib_options *opts)
 {
+	struct hib_error err;
+	int r;
+
 	opts->ask_secret = ask_secret;
 	opts->ask_secret_userdata = s;
 	opts->forget_secret = forget_secret;
+	/* Without it every TPM-sealed image is refused, and the library says so. */
+	r = hib_tpm_machine_read(HIB_TPM_MACHINE_PATH, &s->machine, &err);
+	if (r == 0)
+		opts->tpm_machine = &s->machine;
+	else if (r != -ENOENT)
+		say(s->ctl, "%s", err.msg);
 }
 
 /* A second reading of @first's @what, where a typo would go unnoticed. */
@@ -274,6 +284,7 @@ static int ask_new_passphrase(struct secrets *s, const char *what, struct secret
 static int ask_tpm_secrets(struct secrets *s, struct hib_options *opts)
 {
 	const struct hib_config *cfg = &s->ctl->cfg;
+	struct hib_error err;
 	int r = 0;
 
 	if (!tpm_supported()) {
@@ -282,7 +293,14 @@ static int ask_tpm_secrets(struct secrets *s, struct hib_options *opts)
 		    "build); use the package's dynamically linked binary, or encrypt = yes");
 		return -EOPNOTSUPP;
 	}
-	s->tpm = (struct hib_tpm_options){ .pcrs = cfg->tpm_pcrs };
+	/* First the enrollment: a new one must reach the initramfs before an
+	 * image bound to it is worth writing. */
+	r = hib_tpm_machine_prepare(HIB_TPM_MACHINE_PATH, cfg->tpm_pcrs, &s->machine, &err);
+	if (r != 0) {
+		say(s->ctl, "%s", err.msg);
+		return r > 0 ? -EAGAIN : r;
+	}
+	s->tpm = (struct hib_tpm_options){ .pcrs = cfg->tpm_pcrs, .machine = &s->machine };
 	if (cfg->tpm_pin) {
 		r = ask_new_passphrase(s, "TPM PIN", &s->pin_buf, &s->pin);
 		s->tpm.pin = &s->pin;

@@ -28,6 +28,7 @@
 
 #include "frontend/askpass.h"
 #include "frontend/config.h"
+#include "pipeline/tpm.h"
 #include "frontend/keyfile.h"
 #include "hibernate.h"
 
@@ -160,6 +161,9 @@ struct secrets {
 	struct hib_key_file image_key;
 	struct hib_secret sec, pin, fallback;
 	struct hib_tpm_options tpm;
+	/* The TPM machine key's enrollment: the image is bound to it (hibernate),
+	 * an image must be (resume). Not secret: its key is sealed. */
+	struct hib_tpm_machine machine;
 };
 
 void secrets_init(struct secrets *s, struct control *ctl);

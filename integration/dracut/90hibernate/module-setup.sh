@@ -12,7 +12,9 @@ depends() {
 }
 
 install() {
-	local conf=/etc/hibernate.conf hibernate=@SBINDIR@/hibernate keyfile dev
+	local conf=/etc/hibernate.conf hibernate=@SBINDIR@/hibernate keyfile dev encrypt
+	local machinekey=/var/lib/hibernate/tpm-machine.key
+	local machinekey_src=${HIBERNATE_TPM_MACHINE_KEY:-$machinekey}
 	# The initramfs resumes with this file: one the binary refuses stops the
 	# build here, where it can be fixed, rather than at resume.  Its values come
 	# from the binary too (quotes, blanks, comments as it reads them).
@@ -22,6 +24,10 @@ install() {
 	fi
 	if ! keyfile=$("$hibernate" config get key-file); then
 		dfatal "hibernate: $hibernate config get key-file failed (above): fix $conf, then run dracut -f"
+		exit 1
+	fi
+	if ! encrypt=$("$hibernate" config get encrypt); then
+		dfatal "hibernate: $hibernate config get encrypt failed (above): fix $conf, then run dracut -f"
 		exit 1
 	fi
 	inst_binary "$hibernate" /usr/sbin/hibernate
@@ -36,6 +42,14 @@ install() {
 		chmod 600 "${initdir}${keyfile}"
 	elif [[ -n $keyfile ]]; then
 		dwarning "hibernate: key-file $keyfile (in $conf) does not exist"
+	fi
+	# encrypt = tpm: resume restores only images bound to this machine's key
+	# (hibernate enrolls it at its first use).
+	if [[ -f $machinekey_src ]]; then
+		inst_simple "$machinekey_src" "$machinekey"
+		chmod 600 "${initdir}${machinekey}"
+	elif [[ $encrypt == tpm ]]; then
+		dwarning "hibernate: encrypt = tpm and no TPM machine key at $machinekey_src: resume refuses every TPM image; run hibernate once (it enrolls the key), then dracut -f"
 	fi
 	# The target named in hibernate.conf only (90-hibernate.conf made it a
 	# host device): the initqueue waits for it, as for resume=, but a boot
