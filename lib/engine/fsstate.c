@@ -399,10 +399,14 @@ static int check_one(const struct hib_target *t, const struct hib_fs_state *want
 	char uuid[37], what[96], *name;
 	int fd;
 
-	if (want->fs_type == HIB_FS_OTHER || want->fs_type < HIB_FS_EXT) {
-		snprintf(what, sizeof(what), "the %.16s filesystem",
-			 want->fs_type == HIB_FS_OTHER ? (const char *)want->uuid : "?");
+	if (want->fs_type == HIB_FS_OTHER) {
+		snprintf(what, sizeof(what), "the %.16s filesystem", (const char *)want->uuid);
 		return unchecked(t, want, what, "is of a type whose changes cannot be seen", allow);
+	}
+	if (want->fs_type < HIB_FS_EXT || want->fs_type > HIB_FS_OTHER) {
+		/* Of a later writer that knows more types than this reader. */
+		snprintf(what, sizeof(what), "a filesystem of type %u", want->fs_type);
+		return unchecked(t, want, what, "is of a type this hibernate does not know", allow);
 	}
 	uuid_string(want, uuid);
 	snprintf(what, sizeof(what), "the %s filesystem UUID=%s", type_name(want->fs_type), uuid);

@@ -344,6 +344,12 @@ static void uncomparable_type_refused_unless_allowed(void **state)
 	assert_non_null(strstr(last_msg, "unchecked-filesystems = allow"));
 	assert_int_equal(check(v, true), 0);
 	assert_non_null(strstr(last_msg, "not checked"));
+	/* A type of a later writer: not misjudged as stale, not checked either. */
+	f->fs_type = HIB_FS_OTHER + 1;
+	assert_int_equal(check(v, false), -ESTALE);
+	assert_non_null(strstr(last_msg, "does not know"));
+	assert_non_null(strstr(last_msg, "unchecked-filesystems = allow"));
+	assert_int_equal(check(v, true), 0);
 }
 
 /* The whole way, on a loop device (root only): a vfat filesystem left alone
