@@ -421,6 +421,10 @@ struct hib_options {
 	 * kernel: HIB_RESUME_KEPT) instead of discarded.  Safe because a later resume
 	 * still refuses it when this boot changed the filesystems it remembers. */
 	bool keep_on_kernel_mismatch;
+	/* Resume: a filesystem the image remembers that cannot be checked here
+	 * (its device not visible, or a type whose changes cannot be seen) is
+	 * logged and the restore goes on, instead of refusing the image. */
+	bool allow_unchecked_fs;
 	/* Called once per side with its numbers (HIB_STATS_HIBERNATE from
 	 * hib_suspend, HIB_STATS_RESUME from hib_resume); NULL: never. */
 	hib_stats_fn stats;

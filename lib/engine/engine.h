@@ -46,10 +46,11 @@ void engine_pipe_free(struct engine_pipe *ep);
 int engine_read_block(struct hib_readahead *ra, uint64_t map_pages, uint32_t block_bytes,
 		      uint32_t i, uint64_t stream_off, uint64_t *lp, void *rec);
 
-/* Stale images (fsstate.c): record mounted filesystems' state into the header
- * after the snapshot, in buffers made before the freeze (engine_fs_buf_new:
- * the mount table, with room to grow, and a superblock region), allocating
- * nothing; check it before a restore (-ESTALE when changed). */
+/* Stale images (fsstate.c): record every writable block filesystem's state
+ * into the header after the snapshot, in buffers made before the freeze
+ * (engine_fs_buf_new: the mount table, with room to grow, and a superblock
+ * region), allocating nothing; check it before a restore (-ESTALE when
+ * changed, or when one cannot be checked here and @allow_unchecked is false). */
 struct engine_fs_buf {
 	char *mounts;
 	size_t mounts_cap;
@@ -58,7 +59,15 @@ struct engine_fs_buf {
 int engine_fs_buf_new(struct engine_fs_buf *ret);
 void engine_fs_buf_free(struct engine_fs_buf *b);
 int engine_fs_record(struct hib_header *h, struct engine_fs_buf *b);
-int engine_fs_check(const struct hib_target *t, const struct hib_header *h);
+int engine_fs_check(const struct hib_target *t, const struct hib_header *h, bool allow_unchecked);
+
+/* The parts, for tests. A line of /proc/self/mountinfo (split in place):
+ * *@dev the block device under it (0: none), *@fstype its type, *@writable
+ * whether its superblock is mounted read-write; -EINVAL for a malformed line. */
+int engine_fs_parse_mount(char *line, dev_t *dev, const char **fstype, bool *writable);
+/* The state of the @fstype filesystem on @fd into @ret (devnum left 0), @sb
+ * a buffer as engine_fs_buf_new makes; HIB_FS_OTHER when none can be taken. */
+void engine_fs_state(int fd, const char *fstype, uint8_t *sb, struct hib_fs_state *ret);
 
 /* hibernate --test (testcycle.c): once the image is written, stop every other
  * process of a system @snap freezes, before it thaws. */

@@ -605,7 +605,7 @@ static int resume_verify(struct cycle *c)
 			return 0;
 		}
 		if (r == 0)
-			r = engine_fs_check(t, h);
+			r = engine_fs_check(t, h, c->o->allow_unchecked_fs);
 		if (r < 0)
 			return r;
 	}

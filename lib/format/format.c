@@ -139,7 +139,7 @@ int hib_header_check(const struct hib_header *h, uint64_t image_id, uint64_t exp
 		return -EBADMSG;
 	if (h->data_pages < h->nr_blocks)
 		return -EBADMSG;
-	if (h->nr_fs > HIB_MAX_FS)
+	if (h->nr_fs > HIB_MAX_FS || h->nr_fs_later > HIB_MAX_FS - h->nr_fs)
 		return -EBADMSG;
 	if (memchr(h->kernel_release, 0, sizeof(h->kernel_release)) == NULL ||
 	    memchr(h->kernel_version, 0, sizeof(h->kernel_version)) == NULL ||

@@ -101,12 +101,25 @@ _Static_assert(offsetof(struct hib_sig_tail, sig) == HIB_SIG_TAIL_SIZE - HIB_SIG
  */
 #define HIB_MAX_FS 32
 
-enum hib_fs_type { HIB_FS_EXT = 1, HIB_FS_XFS = 2, HIB_FS_BTRFS = 3 };
+/*
+ * Every writable block filesystem is recorded. ext*, xfs and btrfs were the
+ * first (format version 2 as first written); the later types go after them,
+ * counted by nr_fs_later, where readers that know only the first never look:
+ * such a reader judges the first nr_fs records as it always did.
+ */
+enum hib_fs_type {
+	HIB_FS_EXT = 1,
+	HIB_FS_XFS = 2,
+	HIB_FS_BTRFS = 3,
+	HIB_FS_VFAT = 4,  /* uuid[0..3]: the volume serial; digest of the FAT region */
+	HIB_FS_F2FS = 5,  /* digest of the superblock and both checkpoint packs' heads */
+	HIB_FS_OTHER = 6, /* no comparison: uuid holds the type's name (NUL-padded) */
+};
 
 struct hib_fs_state {
 	uint8_t uuid[16]; /* the filesystem's UUID, to find it at resume */
 	uint64_t devnum;  /* st_rdev when the image was made (for messages) */
-	uint64_t sb_xxh3; /* XXH3-64 of its superblock region */
+	uint64_t sb_xxh3; /* XXH3-64 of its superblock region (see enum hib_fs_type) */
 	uint32_t fs_type; /* enum hib_fs_type */
 	uint32_t pad;
 };
@@ -316,9 +329,11 @@ struct hib_header {
 	/* The bytes of page 0 that the tail replaced, to put back exactly. */
 	uint8_t orig_tail[HIB_SIG_TAIL_SIZE];
 
-	/* Mounted block filesystems and their state (see struct hib_fs_state). */
+	/* Mounted block filesystems and their state (see struct hib_fs_state):
+	 * fs[0, nr_fs) ext*, xfs, btrfs; then nr_fs_later of the later types (0 in
+	 * images of older writers, whose field was padding). */
 	uint32_t nr_fs;
-	uint32_t pad2;
+	uint32_t nr_fs_later;
 	struct hib_fs_state fs[HIB_MAX_FS];
 
 	struct hib_crypt crypt; /* with HIB_HFLAG_ENCRYPTED */

@@ -186,6 +186,22 @@ static void get_kernel_mismatch(const struct hib_config *c, char *b, size_t l)
 	snprintf(b, l, "%s", c->opts.keep_on_kernel_mismatch ? "keep" : "discard");
 }
 
+static int set_unchecked_fs(struct hib_config *c, const char *v)
+{
+	if (strcmp(v, "refuse") == 0)
+		c->opts.allow_unchecked_fs = false;
+	else if (strcmp(v, "allow") == 0)
+		c->opts.allow_unchecked_fs = true;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void get_unchecked_fs(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->opts.allow_unchecked_fs ? "allow" : "refuse");
+}
+
 static int set_zram(struct hib_config *c, const char *v)
 {
 	if (strcmp(v, "swapoff") == 0)
@@ -474,6 +490,7 @@ static const struct key keys[] = {
 	{ "verify", set_verify, get_verify, NULL },
 	{ "auto-swapon", set_auto_swapon, get_auto_swapon, NULL },
 	{ "kernel-mismatch", set_kernel_mismatch, get_kernel_mismatch, NULL },
+	{ "unchecked-filesystems", set_unchecked_fs, get_unchecked_fs, NULL },
 	{ "zram", set_zram, get_zram, NULL },
 	{ "encrypt", set_encrypt, get_encrypt, NULL },
 	{ "key-file", set_key_file, get_key_file, NULL },

@@ -40,7 +40,7 @@ static void check_valid(const struct hib_header *h)
 	FUZZ_CHECK(h->data_pages >= h->nr_blocks);
 	FUZZ_CHECK(h->map_offset % HIB_PAGE_SIZE == 0 && h->map_pages > 0);
 	FUZZ_CHECK(h->map_extents <= (uint64_t)h->map_pages * HIB_MAP_ENTRIES);
-	FUZZ_CHECK(h->nr_fs <= HIB_MAX_FS);
+	FUZZ_CHECK(h->nr_fs <= HIB_MAX_FS && h->nr_fs_later <= HIB_MAX_FS - h->nr_fs);
 	FUZZ_CHECK(strnlen(h->kernel_release, sizeof(h->kernel_release)) <
 		   sizeof(h->kernel_release));
 	FUZZ_CHECK(strnlen(h->kernel_version, sizeof(h->kernel_version)) <

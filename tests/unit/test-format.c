@@ -341,6 +341,22 @@ static void hm_block_max(struct hib_header *h)
 	h->block_raw_bytes = HIB_BLOCK_MAX_BYTES;
 	h->nr_blocks = 1;
 }
+/* The later filesystem records (nr_fs_later) follow the first in one array. */
+static void hm_fs_later_overflow(struct hib_header *h)
+{
+	h->nr_fs = 2;
+	h->nr_fs_later = HIB_MAX_FS - 1;
+}
+static void hm_fs_later_wraps(struct hib_header *h)
+{
+	h->nr_fs = 1;
+	h->nr_fs_later = 0xffffffffu;
+}
+static void hm_fs_full(struct hib_header *h)
+{
+	h->nr_fs = 3;
+	h->nr_fs_later = HIB_MAX_FS - 3;
+}
 
 static const struct header_case header_cases[] = {
 	{ "header_rejects_nr_blocks_above_stream", hm_nr_blocks_plus_one, -EBADMSG },
@@ -363,6 +379,9 @@ static const struct header_case header_cases[] = {
 	{ "header_rejects_unterminated_machine", hm_machine_unterminated, -EBADMSG },
 	{ "header_rejects_stream_bytes_wrapping_block_count", hm_stream_wraps_block_count,
 	  -EBADMSG },
+	{ "header_rejects_more_fs_records_than_fit", hm_fs_later_overflow, -EBADMSG },
+	{ "header_rejects_fs_record_count_wrapping", hm_fs_later_wraps, -EBADMSG },
+	{ "header_accepts_every_fs_record_slot", hm_fs_full, 0 },
 	{ "header_accepts_full_map_pages", hm_map_extents_full, 0 },
 	{ "header_accepts_partial_last_block", hm_stream_one_partial_block, 0 },
 	{ "header_accepts_the_largest_blocks", hm_block_max, 0 },

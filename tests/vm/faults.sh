@@ -421,6 +421,9 @@ tamper_msg_ok() {
 	# refuses it from the header, before a block is read.
 	unencrypted) [[ $msg == *"not encrypted"* && $msg == *require-encryption* ]] ;;
 	payload | block-header | unsealed-flag | swapped-blocks) [[ $msg == *block* ]] ;;
+	# A forged record of a filesystem that is not there: refused before the
+	# key is asked for, as one that cannot be checked.
+	fs-entry) [[ $msg == *"tampered"* || $msg == *"unchecked-filesystems"* ]] ;;
 	*) [[ $msg == *"tampered"* ]] ;;
 	esac
 }

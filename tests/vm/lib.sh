@@ -75,6 +75,8 @@ HIBVM_BASE_FORMAT=4
 #          (lvm-swap; its ciphers, aes and cbc, are built in), and
 #          cipher_null (crypto_null) for a dm-crypt mapping that passes a
 #          filesystem made on the host through (swapfile-btrfs).
+#   vfat:  the ESP of unchecked-fs (codepage 437 and the ascii iocharset,
+#          Debian's defaults for a vfat mount).
 declare -gA HIBVM_MODSETS=(
 	[block]="virtio_pci virtio_blk"
 	[ext4]="ext4"
@@ -85,6 +87,7 @@ declare -gA HIBVM_MODSETS=(
 	[zram]="zram"
 	[dm]="dm_mod dm_crypt crypto_null"
 	[dmthin]="dm_thin_pool"
+	[vfat]="vfat nls_cp437 nls_ascii"
 )
 # Sets a kernel may lack (then the set is left out of the initramfs: no
 # /etc/hibtest/modules.SET, and the scenario SKIPs that part):
