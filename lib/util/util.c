@@ -348,6 +348,8 @@ static int walk_last(struct walk *w, int dirfd, const char *c, int flags, struct
 		return link_refused(w, err);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return hib_error_set(err, -errno, "%s: %s", w->name, strerror(errno));
+	if (S_ISLNK(st.st_mode)) /* O_PATH | O_NOFOLLOW opens the link itself */
+		return link_refused(w, err);
 	if (!(flags & O_DIRECTORY) && !S_ISREG(st.st_mode))
 		return hib_error_set(
 			err, -EINVAL,
