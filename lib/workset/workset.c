@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -638,7 +639,7 @@ static bool wait_gone(int fd, uint64_t ms)
 int hib_ws_run_bounded(void (*fn)(void *arg), void *arg, uint64_t limit_ms)
 {
 	int p[2], r = 1;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
@@ -649,6 +650,9 @@ int hib_ws_run_bounded(void (*fn)(void *arg), void *arg, uint64_t limit_ms)
 		return r;
 	}
 	if (pid == 0) {
+		/* Not outliving the process that would end it. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(1);
 		close(p[0]);
 		fn(arg);
 		_exit(0);

@@ -556,12 +556,12 @@ static void watchdog_ends_a_blocked_read(void **state)
 	assert_int_equal(pipe(p), 0);
 	b.pipe_rd = p[0];
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	assert_int_equal(hib_ws_run_bounded(blocking_read, &b, 300), 0);
+	assert_int_equal(hib_ws_run_bounded(blocking_read, &b, 1000), 0);
 	clock_gettime(CLOCK_MONOTONIC, &z);
 	ms = (uint64_t)((z.tv_sec - a.tv_sec) * 1000 + (z.tv_nsec - a.tv_nsec) / 1000000);
 	assert_int_equal(*shared, 1); /* the read began, and never returned */
-	assert_true(ms >= 300);
-	assert_true(ms < 3000);
+	assert_true(ms >= 1000);
+	assert_true(ms < 4000); /* the limit, a second at most to reap, slow machines */
 	assert_int_equal(hib_ws_run_bounded(quick, &b, 300), 1);
 	assert_int_equal(*shared, 7);
 	close(p[0]), close(p[1]);
