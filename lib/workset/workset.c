@@ -678,6 +678,7 @@ struct restore_shared {
 };
 
 struct restore_job {
+	const void *rec; /* what @v points into: held here for the child's sake too */
 	const struct hib_ws_view *v;
 	struct hib_ws_limits limits;
 	struct restore_shared *sh;
@@ -720,7 +721,10 @@ int hib_ws_restore(const void *rec, size_t len, uint64_t limit_ms, struct hib_ws
 	if (r < 0)
 		return r;
 	(void)proc_kb(0, "meminfo", "MemTotal", &total);
-	j = (struct restore_job){ &v, { hib_now_ms(), limit_ms, hib_ws_floor_kb(total) }, NULL };
+	j = (struct restore_job){ rec,
+				  &v,
+				  { hib_now_ms(), limit_ms, hib_ws_floor_kb(total) },
+				  NULL };
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return -errno;

@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <sys/mman.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -475,7 +477,19 @@ static void record_one(const char *path, void **rec, size_t *len)
 	hib_ws_builder_free(&b);
 }
 
-/* The file is opened (st.files counts it) only by a path with no link in it. */
+/* Whether this kernel (or valgrind, which may not know the call) has openat2. */
+static bool have_openat2(const char *path)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC };
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || errno != ENOSYS;
+}
+
+/* The file is opened (st.files counts it) only by a path with no link in it;
+ * without openat2, not at all (never by a path that follows links). */
 static void restore_follows_no_symlink(void **state)
 {
 	char dir[PATH_MAX], file[PATH_MAX + 8], link[PATH_MAX + 8], via[PATH_MAX * 2];
@@ -502,13 +516,13 @@ static void restore_follows_no_symlink(void **state)
 
 	record_one(file, &rec, &len); /* the control: the real path is read */
 	assert_int_equal(hib_ws_restore(rec, len, 30000, &st), 0);
-	assert_int_equal(st.files, 1);
 	free(rec);
+	assert_int_equal(st.files, have_openat2(file) ? 1 : 0);
 	record_one(via, &rec, &len); /* a directory on the way is a link: not opened */
 	assert_int_equal(hib_ws_restore(rec, len, 30000, &st), 0);
+	free(rec);
 	assert_int_equal(st.files, 0);
 	assert_int_equal(st.stop, HIB_WS_DONE);
-	free(rec);
 	unlink(link), unlink(file), rmdir(dir);
 }
 
