@@ -6,6 +6,7 @@
  * wrong place.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "format/format.h"
 #include "frontend/config.h"
 #include "pipeline/tpm.h"
+#include "util/error.h"
 #include "util/util.h"
 
 static char *strip(char *s)
@@ -724,18 +726,14 @@ static int parse_inline(struct hib_config *c, const char *s, char *err, size_t e
 	return 0;
 }
 
-int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, char *err,
-		    size_t errlen)
+/* The lines of @f, each into @c. */
+static int load_stream(struct hib_config *c, FILE *f, unsigned *ret_line, char *err, size_t errlen)
 {
 	_cleanup_(freep) char *line = NULL;
 	size_t cap = 0;
 	unsigned n = 0;
-	FILE *f;
 	int r = 0;
 
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
 	while (getline(&line, &cap, f) > 0) {
 		char *s, *eq;
 
@@ -760,10 +758,54 @@ int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, 
 		if (r < 0)
 			break;
 	}
-	fclose(f);
 	if (r < 0 && ret_line)
 		*ret_line = n;
 	return r;
+}
+
+int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, char *err,
+		    size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	int r;
+
+	if (!f)
+		return -errno;
+	r = load_stream(c, f, ret_line, err, errlen);
+	fclose(f);
+	return r;
+}
+
+int hib_config_load_fd(struct hib_config *c, int fd, unsigned *ret_line, char *err, size_t errlen)
+{
+	int own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	FILE *f;
+	int r;
+
+	if (own < 0)
+		return -errno;
+	f = fdopen(own, "re");
+	if (!f) {
+		r = -errno;
+		close(own);
+		return r;
+	}
+	r = load_stream(c, f, ret_line, err, errlen);
+	fclose(f);
+	return r;
+}
+
+int hib_config_load_trusted(struct hib_config *c, const char *path, unsigned *ret_line, char *err,
+			    size_t errlen)
+{
+	struct hib_error e = { 0 };
+	_cleanup_(closep) int fd = hib_open_trusted(path, 0, &e);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s", e.msg);
+		return fd;
+	}
+	return hib_config_load_fd(c, fd, ret_line, err, errlen);
 }
 
 const char *hib_config_source_name(enum hib_config_source s)

@@ -65,9 +65,24 @@ int hib_config_set(struct hib_config *c, const char *key, const char *value, cha
 		   size_t errlen);
 int hib_config_set_from(struct hib_config *c, const char *key, const char *value,
 			enum hib_config_source src, char *err, size_t errlen);
-/* A whole file; on error *ret_line is the offending line. -ENOENT when absent. */
+/* A whole file; on error *ret_line is the offending line. -ENOENT when absent.
+ * No trust check: for what root obeys, hib_config_load_trusted. */
 int hib_config_load(struct hib_config *c, const char *path, unsigned *ret_line, char *err,
 		    size_t errlen);
+/* The same from @fd, read from where it is (a dup of it: @fd stays the caller's). */
+int hib_config_load_fd(struct hib_config *c, int fd, unsigned *ret_line, char *err, size_t errlen);
+/*
+ * The file root obeys (OnSuspend lines run as root): opened with
+ * hib_open_trusted (every directory from / root's alone, no symlink, a
+ * regular file root's alone) and read from that very descriptor, so the file
+ * checked is the file read. Absent: -ENOENT, the message in @err naming
+ * @path; whether that is fine is the caller's to say (the default path: no
+ * file, defaults; a path given with --config: an error). Refused: -EPERM,
+ * -ELOOP, -EINVAL with the reason and the fix in @err, *ret_line untouched;
+ * a bad line as hib_config_load.
+ */
+int hib_config_load_trusted(struct hib_config *c, const char *path, unsigned *ret_line, char *err,
+			    size_t errlen);
 
 /* The kind of key this configuration seals images with, whether or not
  * encrypt is on: the key file when key-file is set, else a passphrase with

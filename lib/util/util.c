@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <ctype.h>
 #include <fcntl.h>
-#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -175,51 +176,275 @@ void hib_test_pause(const char *point)
 #endif
 }
 
-/* @path (no symlinks left in it) owned by root and writable by root alone; a
- * directory that holds (@holder) may be writable by others when sticky. */
-static int root_only(const char *path, bool holder, const char *what, struct hib_error *err)
-{
-	struct stat st;
+/* ---- trust: every directory from / to the object ---------------------------- */
 
-	if (stat(path, &st) < 0)
-		return hib_error_set(err, -errno, "%s: %s", path, strerror(errno));
-	if (st.st_uid != 0)
+struct walk {
+	const char *path; /* as given, for the messages */
+	bool follow;      /* symlinks followed (hib_path_trusted) or refused */
+	bool sticky;      /* the directory holding the entry is others' to write, sticky */
+	unsigned links;
+	char dir[PATH_MAX];  /* the directory walked to, as a path ("" for /) */
+	char name[PATH_MAX]; /* the entry looked at: what a message names */
+};
+
+static const char *shown(const char *p)
+{
+	return p[0] ? p : "/";
+}
+
+/* Owned by root and writable by root alone; a directory on the way (@final
+ * false) may be writable by others when sticky: then only root can rename or
+ * remove a root-owned entry in it (which is checked next). */
+static int trust_stat(struct walk *w, const struct stat *st, bool final, struct hib_error *err)
+{
+	const char *n = shown(w->name), *what = final ? "" : " (a directory on the way)";
+
+	if (st->st_uid != 0)
 		return hib_error_set(
 			err, -EPERM,
 			"%s%s is owned by uid %u, not root, so not only root can change "
 			"it: refused; fix: chown root:root %s; chmod go-w %s",
-			path, what, (unsigned)st.st_uid, path, path);
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
-	    !(holder && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)))
+			n, what, (unsigned)st->st_uid, n, n);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && (final || !(st->st_mode & S_ISVTX)))
 		return hib_error_set(err, -EPERM,
 				     "%s%s is writable by %s, so not only root can change it: "
 				     "refused; fix: chown root:root %s; chmod go-w %s",
-				     path, what, st.st_mode & S_IWOTH ? "everyone" : "its group",
-				     path, path);
+				     n, what, st->st_mode & S_IWOTH ? "everyone" : "its group", n,
+				     n);
+	/* In /tmp, another name for a root file (a hard link) is anyone's to make. */
+	if (final && w->sticky && !S_ISDIR(st->st_mode) && st->st_nlink > 1)
+		return hib_error_set(
+			err, -EPERM,
+			"%s has %u names (hard links) and is in a directory others may "
+			"write: one of them may not be root's doing: refused; fix: keep "
+			"it in a directory only root can write",
+			n, (unsigned)st->st_nlink);
+	if (!final)
+		w->sticky = (st->st_mode & (S_IWGRP | S_IWOTH)) != 0;
 	return 0;
+}
+
+/* The next component of *@rest ("." skipped), *@rest moved past it and the
+ * slashes after it; NULL at the end. */
+static char *next_component(char **rest)
+{
+	char *c;
+
+	for (;;) {
+		while (**rest == '/')
+			(*rest)++;
+		if (!**rest)
+			return NULL;
+		c = *rest;
+		*rest += strcspn(c, "/");
+		if (**rest)
+			*(*rest)++ = 0;
+		while (**rest == '/')
+			(*rest)++;
+		if (strcmp(c, ".") != 0)
+			return c;
+	}
+}
+
+/* @w->name: the entry @c in @w->dir (cut at PATH_MAX: it only names it). */
+static void walk_name(struct walk *w, const char *c)
+{
+	size_t n = MIN(strlen(w->dir), sizeof(w->name) - 2);
+
+	memcpy(w->name, w->dir, n);
+	w->name[n] = '/';
+	snprintf(w->name + n + 1, sizeof(w->name) - n - 1, "%s", c);
+}
+
+/* @w->dir one entry down (or up for ".."). */
+static void walk_into(struct walk *w, const char *c)
+{
+	char *slash;
+
+	if (strcmp(c, "..") != 0) {
+		memcpy(w->dir, w->name, sizeof(w->dir));
+		return;
+	}
+	slash = strrchr(w->dir, '/');
+	if (slash)
+		*slash = 0;
+}
+
+/* / opened and checked: where a walk starts, and an absolute link goes on. */
+static int walk_root(struct walk *w, int *dirfd, struct hib_error *err)
+{
+	struct stat st;
+
+	closep(dirfd);
+	*dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	w->dir[0] = w->name[0] = 0;
+	w->sticky = false;
+	if (*dirfd < 0 || fstat(*dirfd, &st) < 0)
+		return hib_error_set(err, -errno, "/: %s", strerror(errno));
+	return trust_stat(w, &st, false, err);
+}
+
+/* @w->path made absolute in @buf: a relative one after the working directory. */
+static int walk_path(struct walk *w, char *buf, size_t len, struct hib_error *err)
+{
+	size_t n = 0;
+
+	if (w->path[0] != '/') {
+		if (!getcwd(buf, len - 1))
+			return hib_error_set(err, -errno,
+					     "%s: cannot tell the directory it is in: %s", w->path,
+					     strerror(errno));
+		n = strlen(buf);
+		buf[n++] = '/';
+	}
+	if (n + strlen(w->path) >= len)
+		return hib_error_set(err, -ENAMETOOLONG, "%s: %s", w->path, strerror(ENAMETOOLONG));
+	strcpy(buf + n, w->path);
+	return 0;
+}
+
+static int link_refused(struct walk *w, struct hib_error *err)
+{
+	return hib_error_set(err, -ELOOP,
+			     "%s is a symbolic link, which may point elsewhere by the time the "
+			     "path is used: refused; fix: name the file by a path without links "
+			     "(readlink -f %s)",
+			     w->name, w->path);
+}
+
+/* The symlink @fd followed: its target put before what is left of the path. */
+static int walk_link(struct walk *w, int fd, char *buf, size_t len, char **rest, int *dirfd,
+		     struct hib_error *err)
+{
+	char target[PATH_MAX], left[PATH_MAX];
+	ssize_t n;
+
+	if (!w->follow)
+		return link_refused(w, err);
+	if (++w->links > 40)
+		return hib_error_set(err, -ELOOP, "%s: %s", w->path, strerror(ELOOP));
+	n = readlinkat(fd, "", target, sizeof(target) - 1);
+	if (n < 0)
+		return hib_error_set(err, -errno, "%s: %s", w->name, strerror(errno));
+	target[n] = 0;
+	snprintf(left, sizeof(left), "%s", *rest);
+	if ((size_t)snprintf(buf, len, "%s/%s", target, left) >= len)
+		return hib_error_set(err, -ENAMETOOLONG, "%s: %s", w->path, strerror(ENAMETOOLONG));
+	*rest = buf;
+	/* Absolute: from / again (the link's own directory was checked on the way). */
+	return target[0] == '/' ? walk_root(w, dirfd, err) : 0;
+}
+
+/* The last entry, opened with @flags and checked: the descriptor. */
+static int walk_last(struct walk *w, int dirfd, const char *c, int flags, struct hib_error *err)
+{
+	_cleanup_(closep) int fd = -1;
+	struct stat st;
+	int r;
+
+	/* O_NONBLOCK: a FIFO is refused, not waited on; taken off again below. */
+	fd = openat(dirfd, c, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && errno == ELOOP)
+		return link_refused(w, err);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return hib_error_set(err, -errno, "%s: %s", w->name, strerror(errno));
+	if (S_ISLNK(st.st_mode)) /* O_PATH | O_NOFOLLOW opens the link itself */
+		return link_refused(w, err);
+	if (!(flags & O_DIRECTORY) && !S_ISREG(st.st_mode))
+		return hib_error_set(
+			err, -EINVAL,
+			"%s: not a regular file (a directory, device, FIFO or socket): "
+			"refused",
+			w->name);
+	r = trust_stat(w, &st, true, err);
+	if (r < 0)
+		return r;
+	if (!(flags & O_PATH) && fcntl(fd, F_SETFL, flags & O_NONBLOCK) < 0)
+		return hib_error_set(err, -errno, "%s: %s", w->name, strerror(errno));
+	return TAKE_FD(fd);
+}
+
+/* One step: @c in @dirfd, a directory on the way (then *@dirfd becomes it: 0),
+ * a link (followed or refused: 0), or the last entry (its descriptor in
+ * *@ret_fd: 1). */
+static int walk_step(struct walk *w, char *buf, size_t len, char **rest, int *dirfd, char *c,
+		     int flags, int *ret_fd, struct hib_error *err)
+{
+	bool last = !**rest;
+	_cleanup_(closep) int fd = -1;
+	struct stat st;
+	int r;
+
+	walk_name(w, c);
+	if (last && !w->follow) {
+		*ret_fd = walk_last(w, *dirfd, c, flags, err);
+		return *ret_fd < 0 ? *ret_fd : 1;
+	}
+	fd = openat(*dirfd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return hib_error_set(err, -errno, "%s: %s", w->name, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return walk_link(w, fd, buf, len, rest, dirfd, err);
+	if (last) {
+		r = trust_stat(w, &st, true, err);
+		if (r == 0)
+			*ret_fd = TAKE_FD(fd);
+		return r < 0 ? r : 1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return hib_error_set(err, -ENOTDIR, "%s: %s", w->name, strerror(ENOTDIR));
+	r = trust_stat(w, &st, false, err);
+	if (r < 0)
+		return r;
+	walk_into(w, c);
+	closep(dirfd);
+	*dirfd = TAKE_FD(fd);
+	return 0;
+}
+
+/* From / to the end of @w->path: the object's descriptor, or -errno. */
+static int walk(struct walk *w, int flags, struct hib_error *err)
+{
+	_cleanup_(closep) int dirfd = -1;
+	char buf[2 * PATH_MAX], *rest = buf, *c;
+	int r, fd = -1;
+
+	hib_error_clear(err);
+	r = walk_path(w, buf, sizeof(buf), err);
+	if (r == 0)
+		r = walk_root(w, &dirfd, err);
+	while (r == 0) {
+		c = next_component(&rest);
+		/* "/" itself, or what a link to it ends at. */
+		r = walk_step(w, buf, sizeof(buf), &rest, &dirfd, c ? c : (char *)".", flags, &fd,
+			      err);
+		if (r > 0)
+			return fd;
+	}
+	if (strcmp(shown(w->name), w->path) != 0)
+		return hib_error_prefix(err, r, "%s: ", w->path);
+	return r;
 }
 
 int hib_path_trusted(const char *path, struct hib_error *err)
 {
-	_cleanup_(freep) char *real = realpath(path, NULL);
-	_cleanup_(freep) char *real_dir = NULL, *link_dir = NULL;
-	int r;
+	struct walk w = { .path = path, .follow = true };
+	int fd = walk(&w, O_PATH, err);
 
-	if (!real)
-		return hib_error_set(err, -errno, "%s: %s", path, strerror(errno));
-	real_dir = strdup(real);
-	link_dir = strdup(path);
-	if (!real_dir || !link_dir)
-		return hib_error_set(err, -ENOMEM, "%s: %s", path, strerror(ENOMEM));
-	r = root_only(real, false, "", err);
-	if (r == 0)
-		r = root_only(dirname(real_dir), true, " (the directory holding it)", err);
-	/* A symlink: the link's own directory decides where it points. */
-	if (r == 0 && strcmp(real, path) != 0)
-		r = root_only(dirname(link_dir), true, " (the directory holding the link)", err);
-	if (r < 0 && strcmp(real, path) != 0)
-		return hib_error_prefix(err, r, "%s -> %s: ", path, real);
-	return r;
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+int hib_open_trusted(const char *path, int flags, struct hib_error *err)
+{
+	struct walk w = { .path = path, .follow = false };
+
+	if ((flags & ~(O_DIRECTORY | O_PATH | O_NONBLOCK)) != 0)
+		return hib_error_set(err, -EINVAL, "%s: hib_open_trusted: flags %#x", path,
+				     (unsigned)flags);
+	return walk(&w, flags, err);
 }
 
 int hib_run_lock(const char *path, struct hib_error *err)

@@ -78,17 +78,42 @@ char *hib_strip(char *s);
 	} while (0)
 
 /*
- * Whether only root can change what @path names, since root acts on it (runs
- * it, obeys it): the object, after symlinks, owned by root and not writable
- * by group or others; the directory holding it owned by root and not
- * writable by group or others unless sticky (/tmp: others cannot replace a
- * root-owned entry); for a symlink, the directory holding the link as well
- * (whoever writes it can point the link elsewhere). Directories further up
- * are not checked. 0 when trusted; -EPERM naming the path and the fix, or
- * -errno (-ENOENT when absent), in @err.
+ * Trust: whether only root can change what a path names, since root acts on
+ * it (runs it, obeys it). Every component is walked from / with
+ * openat(O_PATH|O_NOFOLLOW) and fstat'd, so what is checked is what the walk
+ * went through, not a second resolution of the path:
+ *  - every directory on the way (/ included) owned by root and not writable
+ *    by group or others, unless sticky (/tmp, 1777): there others can add
+ *    entries but only root can rename or remove a root-owned one, and the
+ *    entry below is checked in turn;
+ *  - the object owned by root and not writable by group or others, sticky or
+ *    not (a writable directory is no hook directory); in a directory others
+ *    may write (sticky), a file with more than one name (hard link) is refused:
+ *    the other name may be someone else's doing.
+ * A relative path is walked from / through the working directory's path.
+ */
+/*
+ * hib_path_trusted: for callers that use @path afterwards by its name (a hook
+ * directory, a hook run by path). Symlinks are followed, each one's target
+ * walked like the rest, so the directory holding a link is checked (whoever
+ * writes it can point the link elsewhere): with every directory on every way
+ * root's alone, only root can change what the name resolves to later. 0 when
+ * trusted; -EPERM naming the path and the fix, -ELOOP, or -errno (-ENOENT when
+ * absent, -ENOTDIR) in @err.
  */
 struct hib_error;
 int hib_path_trusted(const char *path, struct hib_error *err);
+/*
+ * hib_open_trusted: the object opened, to be used through the descriptor that
+ * was checked (nothing can be swapped in between). A symlink anywhere in
+ * @path is refused (-ELOOP, naming the link and the fix: a path without
+ * links). @flags: 0 (O_RDONLY), or with O_DIRECTORY, O_PATH, O_NONBLOCK; the
+ * object must be a regular file unless O_DIRECTORY (a FIFO is refused, never
+ * waited on). Always O_CLOEXEC. Returns the descriptor; -EPERM, -ELOOP, -EINVAL
+ * (not a regular file, or other flags), -errno (-ENOENT when absent) with the
+ * message in @err.
+ */
+int hib_open_trusted(const char *path, int flags, struct hib_error *err);
 
 /*
  * Take the run lock @path (created root-only if absent): flock(LOCK_EX|LOCK_NB)

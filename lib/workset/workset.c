@@ -14,16 +14,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -38,6 +43,12 @@
 #define MINCORE_CHUNK (256u << 20)
 #define SEEN_SLOTS (4 * HIB_WS_MAX_FILES)
 #define PAGE 4096u
+#define WATCHDOG_GRACE_MS 500 /* past the limit, before the restoring process is ended */
+#define REAP_MS 1000          /* for the ended process to be gone: then left to its end */
+
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* the same number on every architecture */
+#endif
 
 /* ---- small readers ----------------------------------------------------------- */
 
@@ -110,20 +121,43 @@ static uint64_t mem_available_kb(void)
 	return proc_kb(0, "meminfo", "MemAvailable", &v) < 0 ? UINT64_MAX : v;
 }
 
+/* @path opened with @how; without O_NOATIME when that is not ours to ask. */
+static int open_how(const char *path, struct open_how *how)
+{
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, how, sizeof(*how));
+
+	if (fd < 0 && errno == EPERM && (how->flags & O_NOATIME)) {
+		how->flags &= ~(uint64_t)O_NOATIME;
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, how, sizeof(*how));
+	}
+	return fd;
+}
+
 /* @path for reading if it is a regular file (not a link to one: /proc gives
  * the real paths), opened so that nothing happens but reads: a device or a
- * FIFO put there since is not opened at all. O_NOATIME: this is not a use. */
-static int open_regular(const char *path)
+ * FIFO put there since is not opened at all. O_NOATIME: this is not a use.
+ * @no_links (the restore, from a record): a symlink in any component, or a
+ * /proc magic link, is not followed but skipped (openat2 RESOLVE_NO_SYMLINKS
+ * | RESOLVE_NO_MAGICLINKS): the tree may have changed since the record, and
+ * root reads what is there. A kernel without openat2 (before 5.6): skipped
+ * too, never opened the way that follows them. */
+static int open_regular(const char *path, bool no_links)
 {
 	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+	struct open_how how = { .flags = flags | O_NOATIME,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	struct stat st;
 	int fd;
 
 	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		return -1;
-	fd = open(path, flags | O_NOATIME);
-	if (fd < 0 && errno == EPERM)
-		fd = open(path, flags);
+	if (no_links) {
+		fd = open_how(path, &how);
+	} else {
+		fd = open(path, flags | O_NOATIME);
+		if (fd < 0 && errno == EPERM)
+			fd = open(path, flags);
+	}
 	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
 		fd = (close(fd), -1);
 	return fd;
@@ -283,7 +317,7 @@ static void record_file(struct rec_ctx *c, const char *path)
 		c->full = true;
 		return;
 	}
-	fd = open_regular(path);
+	fd = open_regular(path, false);
 	if (fd < 0 || in_memory_fs(fd) || resident_ranges(c, fd, (uint64_t)st.st_size, &n) < 0 ||
 	    n == 0)
 		return;
@@ -549,7 +583,7 @@ static void restore_file(struct restore_ctx *c, const struct hib_ws_view *v,
 			 const struct hib_ws_file *f)
 {
 	const uint64_t step = 128 * 1024;
-	_cleanup_(closep) int fd = open_regular(v->paths + f->path_off);
+	_cleanup_(closep) int fd = open_regular(v->paths + f->path_off, true);
 	struct stat st;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
@@ -567,7 +601,6 @@ static void restore_file(struct restore_ctx *c, const struct hib_ws_view *v,
 
 struct files_job {
 	struct restore_ctx c;
-	struct hib_ws_restore_stats st;
 	const struct hib_ws_view *v;
 };
 
@@ -580,41 +613,137 @@ static void *restore_files(void *arg)
 	return NULL;
 }
 
-int hib_ws_restore(const void *rec, size_t len, uint64_t limit_ms, struct hib_ws_restore_stats *ret)
-{
-	struct hib_ws_restore_stats st = { .stop = HIB_WS_DONE };
-	struct restore_ctx c = { .st = &st };
-	struct files_job fj = { .st = { .stop = HIB_WS_DONE } };
-	struct hib_ws_view v;
-	pthread_t files;
-	uint64_t total = 0;
-	bool apart;
-	int r = hib_ws_decode(rec, len, &v);
+/* ---- the watchdog ---------------------------------------------------------------- */
 
-	if (r < 0)
+/* Until @fd (the read end of a pipe whose other end only the child holds)
+ * says the child is gone, @ms at most (0: no limit): whether it is gone. */
+static bool wait_gone(int fd, uint64_t ms)
+{
+	uint64_t end = hib_now_ms() + ms;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = hib_now_ms();
+		int n;
+
+		if (ms && now >= end)
+			return false;
+		n = poll(&p, 1, ms ? (int)MIN(end - now, (uint64_t)INT_MAX) : -1);
+		if (n > 0)
+			return true; /* POLLHUP: the last holder of the write end ended */
+		if (n < 0 && errno != EINTR)
+			return false;
+	}
+}
+
+int hib_ws_run_bounded(void (*fn)(void *arg), void *arg, uint64_t limit_ms)
+{
+	int p[2], r = 1;
+	pid_t pid, parent = getpid();
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(p[0]), close(p[1]);
 		return r;
-	(void)proc_kb(0, "meminfo", "MemTotal", &total);
-	c.limits = (struct hib_ws_limits){ hib_now_ms(), limit_ms, hib_ws_floor_kb(total) };
+	}
+	if (pid == 0) {
+		/* Not outliving the process that would end it. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(1);
+		close(p[0]);
+		fn(arg);
+		_exit(0);
+	}
+	close(p[1]);
+	if (!wait_gone(p[0], limit_ms)) {
+		/* Blocked in a read no signal but SIGKILL ends (a userfaultfd or
+		 * FUSE mapping through /proc/PID/mem): the process goes. */
+		kill(pid, SIGKILL);
+		r = 0;
+		(void)wait_gone(p[0], REAP_MS);
+	}
+	close(p[0]);
+	/* Stuck even after SIGKILL (uninterruptible I/O): left unreaped, not waited on. */
+	while (waitpid(pid, NULL, r ? 0 : WNOHANG) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+/* What the restoring process writes, seen by the one that waits for it. */
+struct restore_shared {
+	struct hib_ws_restore_stats procs, files;
+};
+
+struct restore_job {
+	const void *rec; /* what @v points into: held here for the child's sake too */
+	const struct hib_ws_view *v;
+	struct hib_ws_limits limits;
+	struct restore_shared *sh;
+};
+
+/* The processes here, the files beside them in a thread of their own. */
+static void restore_run(void *arg)
+{
+	struct restore_job *j = arg;
+	struct restore_ctx c = { .limits = j->limits, .st = &j->sh->procs };
+	struct files_job fj = { .v = j->v };
+	pthread_t files;
+	bool apart;
+
 	c.buf = malloc(BUF_LEN);
 	if (!c.buf)
-		return -ENOMEM;
-	fj.c = (struct restore_ctx){ .limits = c.limits, .st = &fj.st };
-	fj.v = &v;
+		return;
+	fj.c = (struct restore_ctx){ .limits = j->limits, .st = &j->sh->files };
 	/* The files beside the swap-in, not after it: they are often on another
 	 * disk, and on the same one the queue is kept full. Same bounds. */
 	apart = pthread_create(&files, NULL, restore_files, &fj) == 0;
-	restore_procs(&c, &v);
+	restore_procs(&c, j->v);
 	if (apart)
 		pthread_join(files, NULL);
 	else
 		restore_files(&fj);
 	explicit_bzero(c.buf, BUF_LEN); /* other processes' memory */
 	free(c.buf);
-	st.files = fj.st.files;
-	st.file_bytes = fj.st.file_bytes;
-	if (st.stop == HIB_WS_DONE)
-		st.stop = fj.st.stop;
-	st.ms = hib_now_ms() - c.limits.start_ms;
+}
+
+int hib_ws_restore(const void *rec, size_t len, uint64_t limit_ms, struct hib_ws_restore_stats *ret)
+{
+	struct hib_ws_restore_stats st;
+	struct restore_shared *sh;
+	struct restore_job j;
+	struct hib_ws_view v;
+	uint64_t total = 0;
+	int r = hib_ws_decode(rec, len, &v);
+
+	if (r < 0)
+		return r;
+	(void)proc_kb(0, "meminfo", "MemTotal", &total);
+	j = (struct restore_job){ rec,
+				  &v,
+				  { hib_now_ms(), limit_ms, hib_ws_floor_kb(total) },
+				  NULL };
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return -errno;
+	sh->procs = sh->files = (struct hib_ws_restore_stats){ .stop = HIB_WS_DONE };
+	j.sh = sh;
+	/* The limit is checked between reads; a read that never returns is
+	 * ended with the process doing it, a little after the limit. */
+	r = hib_ws_run_bounded(restore_run, &j, limit_ms ? limit_ms + WATCHDOG_GRACE_MS : 0);
+	if (r < 0)
+		restore_run(&j); /* no process to spare: here, as before, unwatched */
+	st = sh->procs;
+	st.files = sh->files.files;
+	st.file_bytes = sh->files.file_bytes;
+	if (r == 0)
+		st.stop = HIB_WS_TIME;
+	else if (st.stop == HIB_WS_DONE)
+		st.stop = sh->files.stop;
+	st.ms = hib_now_ms() - j.limits.start_ms;
+	munmap(sh, sizeof(*sh));
 	*ret = st;
 	return 0;
 }

@@ -164,16 +164,33 @@ struct hib_ws_restore_stats {
 };
 
 /*
- * Brings back what @rec (a serialized record) names, in this process: swaps
+ * Brings back what @rec (a serialized record) names, in a child process of
+ * this one (forked, no exec; in this process when fork fails): swaps
  * in each recorded process still alive (same start time), largest swap first
  * (process_madvise(MADV_WILLNEED) to read every one's swapped VMAs ahead, then
  * a read of them through /proc/PID/mem that maps them), and beside that, in a
  * thread of its own, reads the files' ranges into the page cache in the
  * recorded order; each stops as hib_ws_should_stop
- * says, with @limit_ms the time limit. The caller sets the priority (a child
- * at idle I/O priority). -errno only for a record that does not decode.
+ * says, with @limit_ms the time limit. Those checks come between reads; a
+ * read that never returns (/proc/PID/mem over a userfaultfd or FUSE mapping,
+ * which only SIGKILL ends) is ended by the watchdog: the child is killed
+ * WATCHDOG_GRACE_MS after the limit, and what it did by then is in *@ret with
+ * stop HIB_WS_TIME. Recorded paths are opened without following a symlink in
+ * any component. The caller sets the priority (a child at idle I/O priority,
+ * which the restoring child inherits) and should be single-threaded (fork).
+ * -errno only for a record that does not decode, or no memory to share.
  */
 int hib_ws_restore(const void *rec, size_t len, uint64_t limit_ms,
 		   struct hib_ws_restore_stats *ret);
+
+/*
+ * The restore's watchdog, on its own for the tests: @fn(@arg) in a forked
+ * child (it reports through shared memory), waited for @limit_ms at most (0:
+ * no limit), then ended with SIGKILL, which ends even a read that blocks
+ * forever. 1 when @fn returned, 0 when it was ended at the limit (reaped if it
+ * went within a second; a process stuck beyond SIGKILL is left, not waited
+ * on), -errno when no child could be made.
+ */
+int hib_ws_run_bounded(void (*fn)(void *arg), void *arg, uint64_t limit_ms);
 
 #endif

@@ -19,6 +19,7 @@
 #include "frontend/config.h"
 #include "helpers.h"
 #include "storage/target.h"
+#include "util/util.h"
 
 /* ---- kernel command line ---------------------------------------------- */
 
@@ -532,6 +533,53 @@ static void config_missing_file(void **state)
 	hib_config_free(&c);
 }
 
+/* A file named with --config that is not there: -ENOENT, and the message
+ * names it (the program stops on it; only the default path may be absent). */
+static void config_trusted_missing_file(void **state)
+{
+	struct hib_config c;
+	char err[512] = "";
+	unsigned line = 4242;
+
+	(void)state;
+	hib_config_init(&c);
+	assert_int_equal(hib_config_load_trusted(&c, "/nonexistent/hibernate.conf", &line, err,
+						 sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/hibernate.conf"));
+	assert_int_equal(line, 4242);
+	hib_config_free(&c);
+}
+
+/* Absent when checked, there when read: the old check (hib_path_trusted, absent
+ * accepted) then hib_config_load by name read whatever appeared; the file is
+ * now checked on the descriptor it is read from. */
+static void config_trusted_checks_what_it_reads(void **state)
+{
+	struct hib_config c;
+	char err[512] = "", path[PATH_MAX + 8];
+	unsigned line = 0;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(path, sizeof(path), "%s.late", conf_path);
+	assert_int_equal(hib_path_trusted(path, NULL), -ENOENT);
+	write_text_file(path, "OnSuspend 10 /usr/bin/true\n");
+	assert_int_equal(chown(path, 1000, 1000), 0);
+	hib_config_init(&c);
+	assert_int_equal(hib_config_load_trusted(&c, path, &line, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "chown root:root"));
+	assert_int_equal(c.n_inline, 0);
+	assert_int_equal(line, 0);
+	assert_int_equal(chown(path, 0, 0), 0);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(hib_config_load_trusted(&c, path, &line, err, sizeof(err)), 0);
+	assert_int_equal(c.n_inline, 1);
+	hib_config_free(&c);
+	unlink(path);
+}
+
 /* ---- effective values, as scripts read them (hibernate config get) ------ */
 
 static void assert_get(const struct hib_config *c, const char *key, const char *want)
@@ -800,6 +848,8 @@ int main(void)
 		CONF(config_name_lists),
 		CONF(config_line_without_equals),
 		NAMED(config_missing_file),
+		NAMED(config_trusted_missing_file),
+		CONF(config_trusted_checks_what_it_reads),
 		CONF(config_get_unquotes_like_the_program),
 		CONF(config_get_unset_keys),
 		CONF(config_restore_keys),

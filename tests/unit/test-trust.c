@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * hib_path_trusted: what root obeys (the config, hook directories, hooks)
- * must be changeable by root alone. The tests chown, so they need root;
- * without it they skip. hib_run_lock: one hibernate at a time.
+ * hib_path_trusted, hib_open_trusted: what root obeys (the config, hook
+ * directories, hooks) must be changeable by root alone, every directory from /
+ * on. The tests chown, so they need root; without it they skip. hib_run_lock:
+ * one hibernate at a time.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -167,6 +168,151 @@ static void missing_is_enoent(void **state)
 	assert_non_null(strstr(err.msg, path));
 }
 
+/* A link in the middle of the path, in a directory others may write: they
+ * could point it anywhere. realpath() saw only where it pointed then. */
+static void middle_symlink_in_open_directory_is_refused(void **state)
+{
+	struct fx *f = *state;
+	char odir[200], link[240], path[300];
+
+	need_root();
+	snprintf(odir, sizeof(odir), "%s/open", f->root);
+	snprintf(link, sizeof(link), "%s/lnk", odir);
+	snprintf(path, sizeof(path), "%s/hibernate.conf", link);
+	assert_int_equal(mkdir(odir, 0755), 0);
+	assert_int_equal(chmod(odir, 0777), 0);
+	assert_int_equal(symlink(f->dir, link), 0);
+	refused(path, odir);
+}
+
+/* hib_open_trusted follows no link at all, wherever it is, and says so. */
+static void open_trusted_refuses_any_symlink(void **state)
+{
+	struct fx *f = *state;
+	struct hib_error err = { 0 };
+	char link[200], path[300];
+
+	need_root();
+	snprintf(link, sizeof(link), "%s/lnk", f->root);
+	snprintf(path, sizeof(path), "%s/hibernate.conf", link);
+	assert_int_equal(symlink(f->dir, link), 0);
+	assert_int_equal(hib_path_trusted(path, NULL), 0); /* root's link: fine to follow */
+	assert_int_equal(hib_open_trusted(path, 0, &err), -ELOOP);
+	assert_non_null(strstr(err.msg, link));
+	assert_non_null(strstr(err.msg, "readlink -f"));
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(symlink(f->file, link), 0); /* the last component a link */
+	assert_int_equal(hib_open_trusted(link, 0, &err), -ELOOP);
+	assert_non_null(strstr(err.msg, link));
+}
+
+/* Not only the directory holding the file: every one above it. */
+static void group_writable_directory_above_is_refused(void **state)
+{
+	struct fx *f = *state;
+	struct hib_error err = { 0 };
+
+	need_root();
+	assert_int_equal(chmod(f->root, 0775), 0);
+	refused(f->file, f->root);
+	assert_int_equal(hib_open_trusted(f->file, 0, &err), -EPERM);
+	assert_non_null(strstr(err.msg, f->root));
+	assert_int_equal(chmod(f->root, 0755), 0);
+	assert_int_equal(chown(f->root, 1000, 0), 0);
+	refused(f->file, f->root);
+}
+
+/* The descriptor is what was checked: the path replaced after the check
+ * (here by a file anyone could have written) changes nothing read through it. */
+static void open_trusted_reads_what_was_checked(void **state)
+{
+	struct fx *f = *state;
+	struct hib_error err = { 0 };
+	char evil[200], buf[64] = "";
+	int fd, fd2;
+	FILE *fp;
+
+	need_root();
+	fd = hib_open_trusted(f->file, 0, &err);
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_false(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	snprintf(evil, sizeof(evil), "%s/evil", f->dir);
+	fp = fopen(evil, "w");
+	assert_non_null(fp);
+	fputs("OnSuspend = evil\n", fp);
+	fclose(fp);
+	assert_int_equal(chmod(evil, 0666), 0);
+	assert_int_equal(rename(evil, f->file), 0);
+	assert_int_equal(read(fd, buf, sizeof(buf) - 1), 15);
+	assert_string_equal(buf, "compress = lz4\n");
+	close(fd);
+	/* What opening the path again (check, then open by name) would have read. */
+	fd2 = open(f->file, O_RDONLY | O_CLOEXEC);
+	assert_true(fd2 >= 0);
+	memset(buf, 0, sizeof(buf));
+	assert_true(read(fd2, buf, sizeof(buf) - 1) > 0);
+	assert_string_equal(buf, "OnSuspend = evil\n");
+	close(fd2);
+	assert_int_equal(hib_open_trusted(f->file, 0, &err), -EPERM);
+}
+
+/* A FIFO is refused at once, not waited on; a directory only when asked for. */
+static void open_trusted_wants_a_regular_file(void **state)
+{
+	struct fx *f = *state;
+	struct hib_error err = { 0 };
+	char fifo[200];
+	int fd;
+
+	need_root();
+	snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(hib_open_trusted(fifo, 0, &err), -EINVAL);
+	assert_int_equal(hib_open_trusted(f->dir, 0, &err), -EINVAL);
+	fd = hib_open_trusted(f->dir, O_DIRECTORY, &err);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(hib_open_trusted("/tmp", O_DIRECTORY, &err), -EPERM);
+}
+
+/* In a sticky directory others write, a second name for a root file may be theirs. */
+static void hard_link_in_sticky_directory_is_refused(void **state)
+{
+	struct fx *f = *state;
+	struct hib_error err = { 0 };
+	char other[200];
+
+	need_root();
+	snprintf(other, sizeof(other), "%s/other", f->dir);
+	assert_int_equal(link(f->file, other), 0);
+	assert_int_equal(hib_path_trusted(f->file, NULL), 0); /* root's directory: fine */
+	assert_int_equal(chmod(f->dir, 01777), 0);
+	assert_int_equal(hib_path_trusted(f->file, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "hard link"));
+	assert_int_equal(unlink(other), 0);
+	assert_int_equal(hib_path_trusted(f->file, NULL), 0);
+}
+
+/* A relative path: the working directory's path is walked too. */
+static void relative_path_walks_from_root(void **state)
+{
+	struct fx *f = *state;
+	char cwd[4096];
+	int fd;
+
+	need_root();
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(f->dir), 0);
+	fd = hib_open_trusted("./hibernate.conf", 0, NULL);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(chmod(f->root, 0777), 0);
+	assert_int_equal(hib_open_trusted("hibernate.conf", 0, NULL), -EPERM);
+	assert_int_equal(hib_path_trusted("../d/hibernate.conf", NULL), -EPERM);
+	assert_int_equal(chdir(cwd), 0);
+}
+
 /* Two runs: the second is refused at once, naming the first's pid and the
  * file; once the first is gone, the lock is free. */
 static void run_lock_refuses_a_second_run(void **state)
@@ -223,6 +369,17 @@ int main(void)
 		cmocka_unit_test_setup_teardown(symlink_follows_and_checks_both_ends, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(missing_is_enoent, setup, teardown),
+		cmocka_unit_test_setup_teardown(middle_symlink_in_open_directory_is_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(open_trusted_refuses_any_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(group_writable_directory_above_is_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(open_trusted_reads_what_was_checked, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(open_trusted_wants_a_regular_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(hard_link_in_sticky_directory_is_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(relative_path_walks_from_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_lock_refuses_a_second_run, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
