@@ -16,30 +16,25 @@
 #include "tool.h"
 #include "util/util.h"
 
-/* Root obeys the file (OnSuspend lines run as root): only root may write it.
- * No file is fine, unless one was named. */
+/* Root obeys the file (OnSuspend lines run as root): it is read from the
+ * descriptor that was checked root's alone, every directory from / on. No
+ * file is fine, unless one was named. */
 static void load_config(struct control *ctl)
 {
 	const char *path = ctl->config_path ? ctl->config_path : HIB_CONFIG_PATH;
-	struct hib_error trust;
-	char err[256];
+	char err[1024] = "";
 	unsigned line = 0;
 	int r;
 
 	hib_config_init(&ctl->cfg);
-	r = hib_path_trusted(path, &trust);
-	if (r < 0 && r != -ENOENT) {
-		fprintf(stderr, "hibernate: %s\n", trust.msg);
-		exit(EXIT_FAILURE);
-	}
-	r = hib_config_load(&ctl->cfg, path, &line, err, sizeof(err));
+	r = hib_config_load_trusted(&ctl->cfg, path, &line, err, sizeof(err));
 	if (r == -ENOENT && !ctl->config_path)
 		r = 0;
 	if (r < 0) {
 		if (line)
 			fprintf(stderr, "hibernate: %s:%u: %s\n", path, line, err);
 		else
-			fprintf(stderr, "hibernate: %s: %s\n", path, strerror(-r));
+			fprintf(stderr, "hibernate: %s\n", err[0] ? err : strerror(-r));
 		exit(EXIT_FAILURE);
 	}
 }
