@@ -167,15 +167,16 @@ kernel_hibernate() {
 }
 
 # kernel_image_refused (boot 9, pm_debug_messages): a fresh boot; the order
-# in the kernel log of our refusal, the kernel's look for an image (Debian's
-# resume script) and the root's mount; vda2 a swap area again.
+# in the kernel log of our refusal, the kernel's look for an image ("PM: Image
+# not found": Debian's resume script wrote /sys/power/resume; no resume= on
+# the command line) and the root's mount; vda2 a swap area again.
 kernel_image_refused() {
 	say resumed 0
 	if [ -e $STATE/hibernated_in ] || [ -e "$DATA" ]; then say fresh no; else say fresh yes; fi
-	journalctl -b -k -o cat | grep 'hibernate\|PM: ' | show kernel-log
+	journalctl -b -k -o short-monotonic | grep 'hibernate\|PM: \|EXT4-fs (vda1)' | show kernel-log
 	say refusal "$(journalctl -b -k -t hibernate -o cat | grep "refused: it holds the kernel's own hibernation image" | tail -n 1)"
 	say kernel_order "$(journalctl -b -k -o cat | sed -n -e "s/.*refused: it holds the kernel's own.*/hibernate/p" \
-		-e 's/.*Looking for hibernation image.*/resume/p' -e 's/.*EXT4-fs (vda1): mounted.*/root/p' | awk '!seen[$0]++' | paste -sd' ')"
+		-e 's/.*PM: Image not found.*/resume/p' -e 's/.*EXT4-fs (vda1): mounted.*/root/p' | awk '!seen[$0]++' | paste -sd' ')"
 	say blkid_type "$(blkid -p -o value -s TYPE "$SWAPDEV")"
 	# systemd may have turned it on (gpt-auto): off, then on by hand.
 	[ "$(swap_active "$SWAPDEV")" = 0 ] || swapoff "$SWAPDEV"
