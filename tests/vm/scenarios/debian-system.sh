@@ -18,6 +18,11 @@
 #      file in hibernate.conf, update-initramfs (the hook copies the key),
 #      the new initramfs handed to the host on vdb; systemctl hibernate
 #   7  the new initramfs resumes the encrypted image with the key file: report
+#   8  (that initramfs from here on) swapon vda2, the workload, the KERNEL's
+#      own hibernation (echo disk > /sys/power/state): S1SUSPEND on vda2
+#   9  our local-premount script must refuse and discard it (a key file is
+#      configured: require-encryption) before Debian's local-premount/resume
+#      asks the kernel: a fresh boot, vda2 a swap area that swapon takes
 # Results: "HIBTEST key=value" lines on the console (ttyS0).
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
@@ -121,6 +126,12 @@ step() {
 		luks_setup
 		systemctl poweroff
 		;;
+	8)
+		kernel_hibernate
+		;;
+	9)
+		kernel_image_refused
+		;;
 	2 | 6 | 7)
 		# Here only when the initramfs did not resume.
 		say resumed 0
@@ -131,6 +142,46 @@ step() {
 		fatal "debian-system has no boot $boot"
 		;;
 	esac
+}
+
+# kernel_hibernate (boot 8): the kernel's own image on the swap partition,
+# hibernate not involved, as an offline attacker with the same kernel build
+# can write it.  Debian's resume script set /sys/power/resume to it already.
+kernel_hibernate() {
+	[ "$(swap_active "$SWAPDEV")" = 1 ] || out=$(swapon "$SWAPDEV" 2>&1) || fatal "swapon $SWAPDEV failed: $out"
+	workload_start
+	devno=$(cat "/sys/class/block/$(basename "$(readlink -f "$SWAPDEV")")/dev")
+	say power_resume "$(cat /sys/power/resume)"
+	[ "$(cat /sys/power/resume)" = "$devno" ] || echo "$devno" >/sys/power/resume
+	echo shutdown >/sys/power/disk
+	echo 8 >$STATE/hibernated_in
+	sync
+	say mark hibernate
+	echo disk >/sys/power/state
+	# shellcheck disable=SC2320 # the write's status is the point
+	rc=$?
+	# Here when the kernel's hibernation failed, or when its image was
+	# restored (then on boot 9's console: the downgrade worked).
+	if [ $rc -ne 0 ]; then say hibernate_rc "echo disk > /sys/power/state: exit $rc"; else say resumed 1; fi
+	systemctl poweroff
+}
+
+# kernel_image_refused (boot 9, pm_debug_messages): a fresh boot; the order
+# in the kernel log of our refusal, the kernel's look for an image ("PM: Image
+# not found": Debian's resume script wrote /sys/power/resume; no resume= on
+# the command line) and the root's mount; vda2 a swap area again.
+kernel_image_refused() {
+	say resumed 0
+	if [ -e $STATE/hibernated_in ] || [ -e "$DATA" ]; then say fresh no; else say fresh yes; fi
+	journalctl -b -k -o short-monotonic | grep 'hibernate\|PM: \|EXT4-fs (vda1)' | show kernel-log
+	say refusal "$(journalctl -b -k -t hibernate -o cat | grep "refused: it holds the kernel's own hibernation image" | tail -n 1)"
+	say kernel_order "$(journalctl -b -k -o cat | sed -n -e "s/.*refused: it holds the kernel's own.*/hibernate/p" \
+		-e 's/.*PM: Image not found.*/resume/p' -e 's/.*EXT4-fs (vda1): mounted.*/root/p' | awk '!seen[$0]++' | paste -sd' ')"
+	say blkid_type "$(blkid -p -o value -s TYPE "$SWAPDEV")"
+	# systemd may have turned it on (gpt-auto): off, then on by hand.
+	[ "$(swap_active "$SWAPDEV")" = 0 ] || swapoff "$SWAPDEV"
+	if out=$(swapon "$SWAPDEV" 2>&1); then say swapon ok; else say swapon "$out"; fi
+	systemctl poweroff
 }
 
 # keyfile_setup: seal the next image with a key file. The initramfs must
