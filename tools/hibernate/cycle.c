@@ -242,14 +242,10 @@ struct cycle_result {
 static int test_restore(struct control *ctl, struct hib_target *t, struct secrets *s)
 {
 	_cleanup_(hib_snapshot_closep) struct hib_snapshot *snap = NULL;
-	struct hib_options opts = ctl->cfg.opts;
+	struct hib_options opts = output_options(ctl);
 	int r;
 
 	tlog(ctl, HIB_LOG_PROGRESS, "test cycle: image written, restoring it now");
-	opts.progress = output_progress;
-	opts.progress_userdata = ctl;
-	opts.stats = output_stats;
-	opts.stats_userdata = ctl;
 	secrets_attach_resume(s, &opts);
 	r = snapshot_open(ctl, HIB_SNAP_RESUME, &snap);
 	if (r == 0) {
@@ -300,16 +296,12 @@ static int cycle_suspend(struct control *ctl, struct hib_target *t, struct hib_s
  * secrets and powerdown on a copy that dies with the cycle. */
 static struct hib_options cycle_options(struct control *ctl, const struct cycle_request *req)
 {
-	struct hib_options opts = ctl->cfg.opts;
+	struct hib_options opts = output_options(ctl);
 
 	if (req->powerdown_set)
 		opts.powerdown = req->powerdown;
 	if (ctl->test_cycle)
 		opts.powerdown = HIB_POWERDOWN_TEST;
-	opts.progress = output_progress;
-	opts.progress_userdata = ctl;
-	opts.stats = output_stats;
-	opts.stats_userdata = ctl;
 	return opts;
 }
 

@@ -155,6 +155,17 @@ void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 	}
 }
 
+struct hib_options output_options(struct control *ctl)
+{
+	struct hib_options opts = ctl->cfg.opts;
+
+	opts.progress = output_progress;
+	opts.progress_userdata = ctl;
+	opts.stats = output_stats;
+	opts.stats_userdata = ctl;
+	return opts;
+}
+
 /* Runs with the system frozen (hib_stats_fn): the line is built on the stack. */
 void output_stats(enum hib_stats_side side, const struct hib_stats *st, void *ud)
 {

@@ -99,15 +99,11 @@ static int load_and_restore(struct control *ctl, struct hib_target *t,
 {
 	_cleanup_(hib_snapshot_closep) struct hib_snapshot *snap = NULL;
 	_cleanup_(secrets_free) struct secrets s;
-	struct hib_options opts = ctl->cfg.opts;
+	struct hib_options opts = output_options(ctl);
 	int r;
 
 	secrets_init(&s, ctl);
 	r = snapshot_open(ctl, HIB_SNAP_RESUME, &snap);
-	opts.progress = output_progress;
-	opts.progress_userdata = ctl;
-	opts.stats = output_stats;
-	opts.stats_userdata = ctl;
 	secrets_attach_resume(&s, &opts);
 	output_progress_start(ctl);
 	return hib_resume(t, r < 0 ? NULL : snap, &opts, outcome, NULL);

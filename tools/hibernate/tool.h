@@ -106,6 +106,9 @@ void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 void output_progress_start(struct control *ctl);
 /* hib_stats_fn: the STATS line at info; @ud is the struct control. */
 void output_stats(enum hib_stats_side side, const struct hib_stats *st, void *ud);
+/* A step's own copy of the configuration's engine options, with the progress
+ * and STATS callbacks above on it; the step adds what is its own. */
+struct hib_options output_options(struct control *ctl);
 /* The restored system says how the cycle went. */
 void output_resumed(struct control *ctl, const struct hib_stats *st);
 void __attribute__((noreturn, format(printf, 1, 2))) bad_usage(const char *fmt, ...);
