@@ -548,6 +548,9 @@ struct hib_image_info {
 	uint64_t write_ms;
 	uint64_t snapshot_ms;
 	bool header_valid; /* the header page was read and checks */
+	/* 0: not encrypted; else how its key is kept: 1 a passphrase, 2 a key
+	 * file, 3 the TPM (the header's key derivation) */
+	uint32_t encryption;
 };
 
 /* Describe what the target holds (reads only). */

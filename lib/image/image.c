@@ -264,6 +264,7 @@ static void info_from_header(const struct hib_header *h, struct hib_image_info *
 	info->threads = h->stat_threads;
 	info->write_ms = h->stat_write_ms;
 	info->snapshot_ms = h->stat_snapshot_ms;
+	info->encryption = h->flags & HIB_HFLAG_ENCRYPTED ? h->crypt.kdf : 0;
 }
 
 int hib_image_info(struct hib_target *t, struct hib_image_info *ret)
