@@ -101,6 +101,7 @@ int do_status(struct control *ctl)
 	struct hib_image_info info;
 	int r;
 
+	history_import(ctl); /* a resume of this boot that did not happen */
 	if (pick_target(ctl, false, &t) < 0)
 		return EXIT_FAILURE;
 	r = hib_image_info(t, &info);
@@ -121,6 +122,7 @@ int do_status(struct control *ctl)
 		printf("image: none\n");
 	printf("config:\n");
 	hib_config_dump(&ctl->cfg, print_config, NULL);
+	history_print(ctl);
 	return EXIT_SUCCESS;
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "frontend/hooks.h"
@@ -373,18 +374,49 @@ static int hibernate_exit(struct control *ctl, const struct cycle_result *res)
 	return EXIT_FAILURE;
 }
 
+/* The history's record of a cycle the engine ran (said before its last words,
+ * which are not its reason). An image left on disk (powerdown none) gets
+ * its record when it is resumed or refused. */
+static void cycle_history(struct control *ctl, const struct cycle_result *res, uint64_t start)
+{
+	enum hib_history_result h = HIB_HISTORY_FAILED;
+
+	if (res->r == 0) {
+		switch (res->outcome) {
+		case HIB_SUSPEND_RESUMED:
+			h = ctl->test_cycle ? HIB_HISTORY_TEST : HIB_HISTORY_RESUMED;
+			break;
+		case HIB_SUSPEND_RAM:
+			h = HIB_HISTORY_RAM;
+			break;
+		case HIB_SUSPEND_CANCELLED:
+			h = HIB_HISTORY_CANCELLED;
+			break;
+		case HIB_SUSPEND_WRITTEN:
+			return;
+		case HIB_SUSPEND_TEST_WRITTEN:
+			break;
+		}
+	}
+	history_cycle(ctl, h, start, &res->st);
+}
+
 int hibernate_cycle(struct control *ctl, const struct cycle_request *req)
 {
 	_cleanup_(workset_free) struct workset ws = { 0 };
 	struct cycle_result res = { .r = -EINTR };
+	uint64_t start = (uint64_t)time(NULL);
 	bool woke;
 	int rc;
 
 	if (check_sealing_required(ctl) < 0 || run_lock(ctl) < 0)
 		return EXIT_FAILURE;
+	history_import(ctl); /* a refused resume of this boot, before this cycle's record */
+	ctl->out.last_error[0] = 0;
 	rc = cycle_run(ctl, req, &ws, &res);
 	if (rc != 0)
 		return rc;
+	cycle_history(ctl, &res, start);
 	woke = res.outcome == HIB_SUSPEND_RESUMED || res.outcome == HIB_SUSPEND_RAM;
 	/* Woken from RAM after suspend-to-both: the snapshot pushed as much out. */
 	if (res.r == 0 && woke)

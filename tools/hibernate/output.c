@@ -53,6 +53,8 @@ void output_log(enum hib_loglevel level, const char *msg, void *ud)
 	struct control *ctl = ud;
 	struct output *o = &ctl->out;
 
+	if (level == HIB_LOG_ERR)
+		snprintf(o->last_error, sizeof(o->last_error), "%s", msg);
 	if ((int)level > o->loglevel)
 		return;
 	output_kmsg(ctl, level, msg);
@@ -140,6 +142,7 @@ void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 	bool writing = strcmp(phase, "write") == 0;
 	const char *what = writing ? "Writing image" : "Loading image";
 
+	o->loading |= !writing;
 	if (o->loglevel < HIB_LOG_PROGRESS)
 		return;
 	if (o->progress_tty) {

@@ -35,15 +35,19 @@ static bool resume_refused(void)
 static int discard_for_noresume(struct control *ctl)
 {
 	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	struct hib_image_info info = { 0 };
 	int r;
 
 	if (pick_target(ctl, true, &t) < 0)
 		return EXIT_SUCCESS;
+	(void)hib_image_info(t, &info);
 	r = hib_image_invalidate(t);
-	if (r > 0)
+	if (r > 0) {
 		tlog(ctl, HIB_LOG_WARN, "noresume: the image on %s was discarded",
 		     hib_target_path(t));
-	else
+		history_handover(ctl, HIB_HISTORY_REFUSED, &info,
+				 "noresume on the kernel command line: the image was discarded");
+	} else
 		tlog(ctl, HIB_LOG_INFO, "noresume on the kernel command line: not resuming");
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
@@ -113,6 +117,7 @@ int do_resume(struct control *ctl)
 {
 	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
 	enum hib_resume_outcome outcome = 0;
+	struct hib_image_info info = { 0 };
 	int r;
 
 	/* noresume: the user wants a fresh boot. */
@@ -127,10 +132,17 @@ int do_resume(struct control *ctl)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	if (reopen_writable(ctl, &t) < 0)
 		return EXIT_FAILURE;
+	(void)hib_image_info(t, &info);
+	ctl->out.last_error[0] = 0;
 	r = load_and_restore(ctl, t, &outcome);
 	/* An image kept for another kernel is not resumed either. */
 	if (r == 0 && outcome == HIB_RESUME_NO_IMAGE)
 		return EXIT_SUCCESS;
+	/* What happened reaches the running system's history (history.c). */
+	if (r < 0)
+		history_handover(ctl,
+				 ctl->out.loading ? HIB_HISTORY_RESUME_FAILED : HIB_HISTORY_REFUSED,
+				 &info, ctl->out.last_error);
 	say(ctl, "resume failed; booting normally");
 	return EXIT_FAILURE;
 }

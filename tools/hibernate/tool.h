@@ -16,6 +16,7 @@
  *   sleep.c     systemd's sleep operations (hybrid-sleep, suspend-then-hibernate)
  *   resume.c    the initramfs side: noresume, probe, load, restore
  *   doctor.c    doctor and logind-setup
+ *   history.c   the history of every cycle: records, the handover, the journal
  *   commands.c  the small commands: status, invalidate, offset, prepare-file, config
  */
 #ifndef HIB_TOOL_H
@@ -28,6 +29,7 @@
 
 #include "frontend/askpass.h"
 #include "frontend/config.h"
+#include "frontend/history.h"
 #include "pipeline/tpm.h"
 #include "frontend/keyfile.h"
 #include "hibernate.h"
@@ -57,6 +59,8 @@ struct output {
 	uint64_t progress_t0;
 	int progress_last_pct; /* -1: no bar on the line */
 	bool cancel_shown;     /* the bar says Esc cancels */
+	bool loading;          /* a "load" progress came: the resume got past its checks */
+	char last_error[512];  /* the library's last error, shown or not: a record's reason */
 };
 
 struct control {
@@ -225,6 +229,21 @@ void user_slice_thaw(struct user_slice *u);
 /* Run as systemd-sleep would for ctl->sleep_op, with our cycle for the
  * hibernation; never the kernel's. An exit code. */
 int systemd_sleep(struct control *ctl);
+
+/* ---- history.c ------------------------------------------------------------ */
+
+/* The record of a cycle this process saw end (@st: its figures), added to the
+ * history and sent to the journal; a failure is a warning. */
+void history_cycle(struct control *ctl, enum hib_history_result result, uint64_t start_unix,
+		   const struct hib_stats *st);
+/* The initramfs side: a resume that did not happen (@info: the image, if its
+ * header was read), into the handover under /run for the running system. */
+void history_handover(struct control *ctl, enum hib_history_result result,
+		      const struct hib_image_info *info, const char *reason);
+/* The handover's records into the history, and each to the journal. */
+void history_import(struct control *ctl);
+/* status: the last cycles, newest first. */
+void history_print(struct control *ctl);
 
 /* ---- the commands --------------------------------------------------------- */
 
