@@ -54,7 +54,8 @@ void output_log(enum hib_loglevel level, const char *msg, void *ud)
 	struct output *o = &ctl->out;
 
 	if (level == HIB_LOG_ERR)
-		snprintf(o->last_error, sizeof(o->last_error), "%s", msg);
+		snprintf(o->last_error, sizeof(o->last_error), "%.*s",
+			 (int)sizeof(o->last_error) - 1, msg);
 	if ((int)level > o->loglevel)
 		return;
 	output_kmsg(ctl, level, msg);
