@@ -51,6 +51,8 @@ static const struct cli_command commands[] = {
 	[CMD_CONFIG] = { "config", "ACTION [KEY]", 2, 1, CONFIG_USAGE, do_config, false,
 			 "get KEY: one key's effective value, for scripts;\n"
 			 "dump: every key's; check: is the file valid?" },
+	[CMD_HISTORY] = { "history", "[options]", 0, 0, NULL, do_history, false,
+			  "the cycles kept in the history, newest first" },
 };
 
 /*

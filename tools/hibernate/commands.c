@@ -122,7 +122,7 @@ int do_status(struct control *ctl)
 		printf("image: none\n");
 	printf("config:\n");
 	hib_config_dump(&ctl->cfg, print_config, NULL);
-	history_print(ctl);
+	history_print(ctl, 10);
 	return EXIT_SUCCESS;
 }
 

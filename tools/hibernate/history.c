@@ -10,14 +10,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "frontend/history.h"
 #include "tool.h"
 #include "util/util.h"
-
-#define STATUS_ROWS 10
 
 /* A cycle on a test's snapshot device (--snapshot-device) is not this machine's. */
 static bool history_kept(const struct control *ctl)
@@ -136,14 +135,14 @@ static void print_row(const struct hib_history_entry *e)
 	       (double)e->load_ms / 1000.0, e->reason[0] ? e->reason : "-");
 }
 
-void history_print(struct control *ctl)
+void history_print(struct control *ctl, size_t max)
 {
-	struct hib_history_entry rows[STATUS_ROWS];
+	struct hib_history_entry rows[HIB_HISTORY_KEEP];
 	struct hib_error err;
 	size_t n;
 
 	(void)ctl;
-	if (hib_history_load(HIB_HISTORY_PATH, rows, ARRAY_SIZE(rows), &n, &err) < 0) {
+	if (hib_history_load(HIB_HISTORY_PATH, rows, MIN(max, ARRAY_SIZE(rows)), &n, &err) < 0) {
 		printf("history: unreadable: %s\n", err.msg);
 		return;
 	}
@@ -157,4 +156,13 @@ void history_print(struct control *ctl)
 	       "loaded s", "reason");
 	for (size_t i = n; i-- > 0;)
 		print_row(&rows[i]);
+}
+
+/* Run at boot by hibernate-history.service too: a resume that did not
+ * happen reaches the history and the journal without waiting for a cycle. */
+int do_history(struct control *ctl)
+{
+	history_import(ctl);
+	history_print(ctl, HIB_HISTORY_KEEP);
+	return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

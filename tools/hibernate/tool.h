@@ -48,6 +48,7 @@ enum command {
 	CMD_OFFSET,
 	CMD_PREPARE,
 	CMD_CONFIG,
+	CMD_HISTORY,
 };
 
 /* What the terminal shows and the kernel log keeps (output.c). */
@@ -242,8 +243,8 @@ void history_handover(struct control *ctl, enum hib_history_result result,
 		      const struct hib_image_info *info, const char *reason);
 /* The handover's records into the history, and each to the journal. */
 void history_import(struct control *ctl);
-/* status: the last cycles, newest first. */
-void history_print(struct control *ctl);
+/* The last @rows cycles, newest first (status: ten; history: all kept). */
+void history_print(struct control *ctl, size_t rows);
 
 /* ---- the commands --------------------------------------------------------- */
 
@@ -256,6 +257,7 @@ int do_logind_setup(struct control *ctl);
 int do_offset(struct control *ctl);
 int do_prepare(struct control *ctl);
 int do_config(struct control *ctl);
+int do_history(struct control *ctl);
 #define CONFIG_USAGE "config: get KEY, dump or check"
 
 #endif
