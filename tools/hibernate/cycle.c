@@ -119,6 +119,10 @@ static int hooks_before(struct control *ctl, struct hooks_run *h, const struct c
 		return 0;
 	if (!h->collected)
 		return EXIT_FAILURE;
+	/* The history's reason (history.c): the hook's own words where it said any. */
+	snprintf(ctl->out.last_error, sizeof(ctl->out.last_error), "%.*s",
+		 (int)sizeof(ctl->out.last_error) - 1,
+		 h->msg[0] ? h->msg : "a hook stopped the cycle");
 	if (r == -EINTR) {
 		if (h->msg[0])
 			tlog(ctl, HIB_LOG_WARN, "%s", h->msg);
@@ -414,8 +418,16 @@ int hibernate_cycle(struct control *ctl, const struct cycle_request *req)
 	history_import(ctl); /* a refused resume of this boot, before this cycle's record */
 	ctl->out.last_error[0] = 0;
 	rc = cycle_run(ctl, req, &ws, &res);
-	if (rc != 0)
+	if (rc != 0) { /* stopped before the engine ran: nothing was frozen */
+		if (!ctl->out.last_error[0])
+			snprintf(ctl->out.last_error, sizeof(ctl->out.last_error),
+				 "stopped before the snapshot (exit %d): see the messages above",
+				 rc);
+		history_cycle(ctl,
+			      rc == EXIT_CANCELLED ? HIB_HISTORY_CANCELLED : HIB_HISTORY_FAILED,
+			      start, &res.st);
 		return rc;
+	}
 	cycle_history(ctl, &res, start);
 	woke = res.outcome == HIB_SUSPEND_RESUMED || res.outcome == HIB_SUSPEND_RAM;
 	/* Woken from RAM after suspend-to-both: the snapshot pushed as much out. */
