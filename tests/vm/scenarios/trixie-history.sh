@@ -23,16 +23,31 @@ ID=fdbd4e690fe44ad4a2ba9caf4eca45fc
 # shellcheck source=../guest/debian/common.sh
 . /usr/local/lib/hibtest/common.sh
 
-# Every cycle entry of the journal, oldest first: one line of its fields.
+# Every cycle entry of the journal, oldest first: one line of its fields in
+# this order (the journal keeps an entry's fields in an order of its own).
 journal_entries() {
-	journalctl MESSAGE_ID=$ID -o export --no-pager |
-		awk -F= '/^HIBERNATE_(RESULT|LOAD_MS|IMAGE_BYTES|REASON)=/ { line = line " " $0 }
-			/^$/ { if (line != "") print substr(line, 2); line = "" }
-			END { if (line != "") print substr(line, 2) }'
+	journalctl MESSAGE_ID=$ID -o export --no-pager | awk '
+		function flush() {
+			if (n) print f["RESULT"] " " f["IMAGE_BYTES"] " " f["LOAD_MS"] " " f["REASON"]
+			n = 0; split("", f)
+		}
+		/^HIBERNATE_(RESULT|LOAD_MS|IMAGE_BYTES|REASON)=/ {
+			k = substr($0, 11, index($0, "=") - 11); f[k] = $0; n++
+		}
+		/^$/ { flush() }
+		END { flush() }'
 }
 
+# vda2 on as swap, then logind told again (hibernate-logind.service) whether
+# it can hibernate now, and awaited, as trixie-system's target does.
 swapon_vda2() {
 	[ "$(swap_active /dev/vda2)" = 1 ] || out=$(swapon /dev/vda2 2>&1) || fatal "swapon /dev/vda2 failed: $out"
+	systemctl restart hibernate-logind.service || say logind_unit_rc "$?"
+	n=0
+	while [ $n -lt 120 ] && systemctl list-jobs --no-legend | grep -q .; do
+		sleep 0.5
+		n=$((n + 1))
+	done
 }
 
 step() {
@@ -54,6 +69,7 @@ step() {
 		show cancel <$STATE/cancel
 		cp $CONF.pkg $CONF
 		echo "device = /dev/vda2" >>$CONF
+		swapon_vda2
 		workload_start
 		echo 1 >$STATE/hibernated_in
 		sync
