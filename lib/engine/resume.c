@@ -674,6 +674,10 @@ static int resume_load(struct cycle *c)
 	r = pipeline_start(rc->ep.pipe);
 	if (r < 0)
 		return r;
+	/* 0%: the checks passed and the load begins (the caller's history tells a
+	 * refused image from a failed load by it), and the bar shows at once. */
+	if (c->o->progress)
+		c->o->progress("load", 0, h->stream_bytes, c->o->progress_userdata);
 	r = -pthread_create(&reader, NULL, reader_main, rc);
 	if (r < 0) {
 		pipeline_stop(rc->ep.pipe);
