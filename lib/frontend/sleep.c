@@ -165,7 +165,8 @@ static const char *plan_decide(const struct hib_sleep_conf *sc, const struct hib
 		pl->next_usec = next;
 		return "HibernateOnACPower=no: staying in RAM, checking again then";
 	}
-	if (sc->delay_set && sp->asleep_usec >= sc->hibernate_delay_usec) {
+	/* Within the RTC's few seconds of the end is the end. */
+	if (sc->delay_set && sp->asleep_usec + 5000000 >= sc->hibernate_delay_usec) {
 		pl->hibernate = true;
 		return "HibernateDelaySec= is over";
 	}

@@ -409,6 +409,30 @@ static void sth_battery_alarm_wake_hibernates(void **state)
 	assert_non_null(strstr(n.msg, "to 7%"));
 }
 
+/* The end of HibernateDelaySec= a few seconds off (the RTC counts seconds,
+ * hooks take time) is its end: no alarm of a second or two. */
+static void sth_delay_end_within_seconds(void **state)
+{
+	struct hib_sleep_conf sc;
+	struct laptop l;
+	struct hib_sleep_power sp;
+	struct hib_sth_plan pl;
+
+	(void)state;
+	hib_sleep_conf_init(&sc);
+	sc.delay_set = true;
+	sc.hibernate_delay_usec = 90 * MIN_USEC;
+	laptop_init(&l, 800, 30, false);
+	sp = (struct hib_sleep_power){ .power = &l.power, .asleep_usec = 90 * MIN_USEC - 3000000 };
+	hib_sth_plan(&sc, &sp, &pl);
+	assert_true(pl.hibernate);
+	sp.asleep_usec = 80 * MIN_USEC;
+	hib_sth_plan(&sc, &sp, &pl);
+	assert_false(pl.hibernate);
+	assert_int_equal(pl.next_usec, 10 * MIN_USEC);
+	assert_non_null(strstr(pl.msg, "HibernateDelaySec= ends then"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +454,7 @@ int main(void)
 		cmocka_unit_test(sth_no_battery_timer),
 		cmocka_unit_test(sth_no_estimate_is_conservative),
 		cmocka_unit_test(sth_battery_alarm_wake_hibernates),
+		cmocka_unit_test(sth_delay_end_within_seconds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
