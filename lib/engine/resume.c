@@ -34,7 +34,7 @@ struct resume_ctx {
 	struct image img;
 	struct engine_pipe ep;
 	int reader_err;
-	uint64_t snap_ns;         /* time inside /dev/snapshot's write() */
+	uint64_t snap_ns;         /* time inside /dev/snapshot's writev() */
 	enum hib_io_mode io_mode; /* the options', for the reader */
 };
 
@@ -750,7 +750,7 @@ static int resume_restore(struct cycle *c)
 	struct hib_snapshot *snap = c->snap;
 	int r;
 
-	/* The kernel's share: it allocates and fills a page per write(). */
+	/* The kernel's share: it allocates and fills a page per segment of writev(). */
 	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms); restoring",
 		 (unsigned long long)(hib_now_ms() - c->t0),
 		 (unsigned long long)(c->rc.snap_ns / 1000000));

@@ -467,8 +467,8 @@ static void written_report(struct cycle *c)
 	struct suspend_ctx *sc = &c->sc;
 	const struct hib_header *h = c->h;
 
-	/* How much of the write the kernel's copy-out took (one page per read()):
-	 * the reader feeds everything else, so it is a floor for the phase. */
+	/* How much of the write the kernel's copy-out took (a block's pages per
+	 * readv()): the reader feeds everything else, so it is a floor for the phase. */
 	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms "
 		 "(reading /dev/snapshot: %llu ms)",
 		 (unsigned long long)(sc->stream_bytes >> 20),
