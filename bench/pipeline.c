@@ -101,7 +101,8 @@ static void synthesize(const char *path, uint64_t mib)
 	for (;;) {
 		size_t n = 0;
 		ssize_t k = 0;
-		while (n < (1 << 20) && (k = s->ops->read_page(s, buf + n)) > 0)
+		while (n < (1 << 20) &&
+		       (k = s->ops->read_pages(s, buf + n, ((1 << 20) - n) / 4096)) > 0)
 			n += (size_t)k;
 		if (n && write(fd, buf, n) != (ssize_t)n)
 			die(path, errno);

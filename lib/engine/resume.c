@@ -34,7 +34,7 @@ struct resume_ctx {
 	struct image img;
 	struct engine_pipe ep;
 	int reader_err;
-	uint64_t snap_ns;         /* time inside /dev/snapshot's write() */
+	uint64_t snap_ns;         /* time inside /dev/snapshot's writev() */
 	enum hib_io_mode io_mode; /* the options', for the reader */
 };
 
@@ -110,6 +110,34 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+/*
+ * One decoded block of @len bytes, at stream byte @fed, to the snapshot
+ * device in batches, in the stream's order (the kernel takes the header,
+ * then the PFN pages, then the data pages in the order they name). A short
+ * batch is not the end: the next call at the page it stopped at says 0 or
+ * the error the kernel's loop dropped.
+ */
+static int feed_block(struct hib_snapshot *snap, const uint8_t *buf, size_t len, uint64_t fed,
+		      uint64_t stream_bytes)
+{
+	for (size_t k = 0; k < len;) {
+		size_t want = MIN((len - k) / HIB_PAGE_SIZE, (size_t)HIB_SNAP_BATCH_PAGES);
+		ssize_t n = snap->ops->write_pages(snap, buf + k, want);
+
+		if (n < 0)
+			return log_err((int)n, "the kernel refused image page %llu: %m",
+				       (unsigned long long)((fed + k) / HIB_PAGE_SIZE));
+		if (n == 0)
+			return log_err(-EIO,
+				       "the kernel took the whole image at page %llu of %llu: "
+				       "the image does not fit this kernel",
+				       (unsigned long long)((fed + k) / HIB_PAGE_SIZE),
+				       (unsigned long long)(stream_bytes / HIB_PAGE_SIZE));
+		k += (size_t)n;
+	}
+	return 0;
+}
+
 /* Feed the decoded stream to the snapshot device, in order. */
 static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 			 const struct hib_options *o)
@@ -148,20 +176,10 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 		XXH3_64bits_update(&st, &((const struct hib_block_hdr *)job->in)->raw_xxh3,
 				   sizeof(uint64_t));
 		uint64_t t_write = hib_now_ns();
-		for (size_t k = 0; k < job->out_len; k += HIB_PAGE_SIZE) {
-			ssize_t n = snap->ops->write_page(snap, buf + k);
-			if (n < 0)
-				return log_err((int)n, "the kernel refused image page %llu: %m",
-					       (unsigned long long)((fed + k) / HIB_PAGE_SIZE));
-			if (n != HIB_PAGE_SIZE)
-				return log_err(-EIO,
-					       "the kernel took the whole image at page %llu of "
-					       "%llu: the image does not fit this kernel",
-					       (unsigned long long)((fed + k) / HIB_PAGE_SIZE),
-					       (unsigned long long)(hdr->stream_bytes /
-								    HIB_PAGE_SIZE));
-		}
+		r = feed_block(snap, buf, job->out_len, fed, hdr->stream_bytes);
 		rc->snap_ns += hib_now_ns() - t_write;
+		if (r < 0)
+			return r;
 		fed += job->out_len;
 		pipeline_release(p, job);
 		if (o && o->progress && (hib_now_ms() - last > 200 || fed == hdr->stream_bytes)) {
@@ -630,7 +648,7 @@ static int feed_end(struct hib_snapshot *snap)
 
 	if (!zero)
 		return -ENOMEM;
-	n = snap->ops->write_page(snap, zero);
+	n = snap->ops->write_pages(snap, zero, 1);
 	if (n == 0)
 		return 0;
 	r = n < 0 ? (int)n : -EBADMSG;
@@ -736,7 +754,7 @@ static int resume_restore(struct cycle *c)
 	struct hib_snapshot *snap = c->snap;
 	int r;
 
-	/* The kernel's share: it allocates and fills a page per write(). */
+	/* The kernel's share: it allocates and fills a page per segment of writev(). */
 	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms); restoring",
 		 (unsigned long long)(hib_now_ms() - c->t0),
 		 (unsigned long long)(c->rc.snap_ns / 1000000));

@@ -49,7 +49,9 @@ struct suspend_ctx {
 	struct hib_readahead *verify_ra; /* and its reads, given the map's range later */
 	struct engine_fs_buf fs;         /* engine_fs_record's, the kernel's device only */
 	XXH3_state_t stream_st;          /* the blocks' raw_xxh3, in order (the writer) */
-	uint64_t snap_ns;                /* the reader's time inside /dev/snapshot's read() */
+	uint64_t snap_ns;                /* the reader's time inside /dev/snapshot's readv() */
+	uint64_t alloc_ns;               /* time in suspend_alloc_page: the area's pages */
+	uint64_t alloc_pages;            /* and the pages it handed out */
 };
 
 /* writer.c: the codec workers' job (engine_pipe_new's); the writer thread's

@@ -467,13 +467,14 @@ static void written_report(struct cycle *c)
 	struct suspend_ctx *sc = &c->sc;
 	const struct hib_header *h = c->h;
 
-	/* How much of the write the kernel's copy-out took (one page per read()):
-	 * the reader feeds everything else, so it is a floor for the phase. */
+	/* How much of the write the kernel's copy-out took (a block's pages per
+	 * readv()): the reader feeds everything else, so it is a floor for the phase. */
 	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms "
-		 "(reading /dev/snapshot: %llu ms)",
+		 "(reading /dev/snapshot: %llu ms; allocating %llu pages: %llu ms)",
 		 (unsigned long long)(sc->stream_bytes >> 20),
 		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
-		 (unsigned long long)h->stat_write_ms, (unsigned long long)(sc->snap_ns / 1000000));
+		 (unsigned long long)h->stat_write_ms, (unsigned long long)(sc->snap_ns / 1000000),
+		 (unsigned long long)sc->alloc_pages, (unsigned long long)(sc->alloc_ns / 1000000));
 	if (sc->adaptive) {
 		double codec, disk, saved;
 

@@ -302,8 +302,11 @@ static int produce_stream(struct suspend_ctx *sc)
 		job->in_len = 0;
 		pthread_mutex_lock(&sc->snap_mu);
 		uint64_t t_read = hib_now_ns();
+		/* A block in batches: a short one is not the end, the next call says. */
 		while (job->in_len < sc->ep.block_bytes) {
-			ssize_t n = sc->snap->ops->read_page(sc->snap, buf + job->in_len);
+			size_t want = MIN((sc->ep.block_bytes - job->in_len) / HIB_PAGE_SIZE,
+					  (size_t)HIB_SNAP_BATCH_PAGES);
+			ssize_t n = sc->snap->ops->read_pages(sc->snap, buf + job->in_len, want);
 			if (n < 0) {
 				pthread_mutex_unlock(&sc->snap_mu);
 				log_err((int)n, "reading the snapshot at byte %llu failed: %m",

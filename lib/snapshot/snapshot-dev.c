@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/reboot.h>
+#include <sys/uio.h>
 #include <sys/sysmacros.h>
 #include <linux/suspend_ioctls.h>
 
@@ -21,6 +22,7 @@ struct snapshot_dev {
 	struct hib_snapshot base;
 	int fd;
 	int platform;
+	struct iovec iov[HIB_SNAP_BATCH_PAGES]; /* dev_rw_pages' segments */
 };
 
 static int xioctl(struct hib_snapshot *s, unsigned long req, void *arg)
@@ -123,34 +125,51 @@ static int dev_free_image(struct hib_snapshot *s)
 	return xioctl_val(s, SNAPSHOT_FREE, 0);
 }
 
-static ssize_t dev_read_page(struct hib_snapshot *s, void *buf)
+/*
+ * Up to @pages one-page segments in one readv() or writev(). The kernel's
+ * device has no read_iter/write_iter, so the VFS calls snapshot_read() or
+ * snapshot_write() once a segment (do_loop_readv_writev), each moving one
+ * page as read() and write() would, and stops at the first segment that
+ * moves less than a page: the end of the stream, or an error, which it drops
+ * when pages moved before it. Then the next call, which starts at that page,
+ * returns the 0 or the error again: the kernel's errors there come from the
+ * image's state, not from the call (after one that freed the image, write
+ * says 0, the image "complete", which the engine takes for a failure short
+ * of the stream's end). A fault on our own buffer would leave the stream a
+ * page short or long, which the engine's count of the stream catches. One
+ * call instead of one a page: the syscall's entry and exit and the system
+ * sleep lock are paid once a batch.
+ */
+static ssize_t dev_rw_pages(struct hib_snapshot *s, const void *buf, size_t pages, bool wr)
 {
 	struct snapshot_dev *d = (struct snapshot_dev *)s;
+	ssize_t n;
 
-	for (;;) {
-		ssize_t n = read(d->fd, buf, HIB_PAGE_SIZE);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n != 0 && n != (ssize_t)HIB_PAGE_SIZE)
-			return -EIO;
-		return n;
+	if (pages > HIB_SNAP_BATCH_PAGES)
+		return -EINVAL; /* as readv()/writev() of more than IOV_MAX segments */
+	for (size_t i = 0; i < pages; i++) {
+		d->iov[i].iov_base = (uint8_t *)buf + i * HIB_PAGE_SIZE;
+		d->iov[i].iov_len = HIB_PAGE_SIZE;
 	}
+	do
+		n = wr ? writev(d->fd, d->iov, (int)pages) : readv(d->fd, d->iov, (int)pages);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* The kernel moves whole pages of whole-page segments. */
+	if (n % HIB_PAGE_SIZE != 0)
+		return -EIO;
+	return n;
 }
 
-static ssize_t dev_write_page(struct hib_snapshot *s, const void *buf)
+static ssize_t dev_read_pages(struct hib_snapshot *s, void *buf, size_t pages)
 {
-	struct snapshot_dev *d = (struct snapshot_dev *)s;
+	return dev_rw_pages(s, buf, pages, false);
+}
 
-	for (;;) {
-		ssize_t n = write(d->fd, buf, HIB_PAGE_SIZE);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		return n;
-	}
+static ssize_t dev_write_pages(struct hib_snapshot *s, const void *buf, size_t pages)
+{
+	return dev_rw_pages(s, buf, pages, true);
 }
 
 static int dev_atomic_restore(struct hib_snapshot *s)
@@ -210,8 +229,8 @@ static const struct hib_snapshot_ops dev_ops = {
 	.alloc_swap_page = dev_alloc_swap_page,
 	.free_swap_pages = dev_free_swap_pages,
 	.free_image = dev_free_image,
-	.read_page = dev_read_page,
-	.write_page = dev_write_page,
+	.read_pages = dev_read_pages,
+	.write_pages = dev_write_pages,
 	.atomic_restore = dev_atomic_restore,
 	.power_off = dev_power_off,
 	.s2ram = dev_s2ram,

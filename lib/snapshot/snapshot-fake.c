@@ -2,7 +2,8 @@
 /*
  * A fake /dev/snapshot for host tests. It behaves like kernel/power/user.c
  * where the engine can tell (ioctl order, EPERM/ENODATA/ENOSPC, one page per
- * read or write, UNFREEZE ignored while an image is held) and produces a
+ * read or write and readv/writev's loop over them, UNFREEZE ignored while an
+ * image is held) and produces a
  * stream shaped like the kernel's: a header page, PFN metadata pages, then
  * data pages of mixed content, so codecs see what they would see in life.
  */
@@ -28,6 +29,7 @@ struct snapshot_fake {
 	int mismatch;
 	int restored;
 	int complete;
+	uint64_t calls; /* read_pages and write_pages calls */
 };
 
 static uint64_t splitmix(uint64_t *x)
@@ -243,7 +245,7 @@ static ssize_t fake_read_page(struct hib_snapshot *s, void *buf)
 	if (f->pos >= f->p.stream_pages)
 		return 0;
 	if (f->p.fail_read_at >= 0 && f->pos == (uint64_t)f->p.fail_read_at)
-		return -EIO;
+		return -(f->p.fail_errno ? f->p.fail_errno : EIO);
 	fake_page(f, f->pos++, buf);
 	return HIB_PAGE_SIZE;
 }
@@ -258,7 +260,7 @@ static ssize_t fake_write_page(struct hib_snapshot *s, const void *buf)
 	if (f->pos >= f->p.stream_pages)
 		return 0;
 	if (f->p.fail_write_at >= 0 && f->pos == (uint64_t)f->p.fail_write_at)
-		return -EIO;
+		return -(f->p.fail_errno ? f->p.fail_errno : EIO);
 	fake_page(f, f->pos, want);
 	if (memcmp(want, buf, HIB_PAGE_SIZE) != 0)
 		f->mismatch = 1;
@@ -266,6 +268,41 @@ static ssize_t fake_write_page(struct hib_snapshot *s, const void *buf)
 		f->pages_ok++;
 	f->pos++;
 	return HIB_PAGE_SIZE;
+}
+
+/*
+ * The kernel's loop over one-page segments (do_loop_readv_writev): page after
+ * page until one moves less than a page (the end) or fails; its error is
+ * dropped when pages moved before it, and the next call meets it again.
+ */
+static ssize_t fake_batch(struct hib_snapshot *s, uint8_t *buf, size_t pages, bool wr)
+{
+	struct snapshot_fake *f = FAKE(s);
+	ssize_t done = 0;
+
+	if (pages > HIB_SNAP_BATCH_PAGES)
+		return -EINVAL; /* readv()/writev(): more than IOV_MAX segments */
+	f->calls++;
+	for (size_t i = 0; i < pages; i++) {
+		ssize_t n = wr ? fake_write_page(s, buf + done) : fake_read_page(s, buf + done);
+		if (n < 0)
+			return done ? done : n;
+		done += n;
+		if (n != (ssize_t)HIB_PAGE_SIZE)
+			break;
+	}
+	return done;
+}
+
+static ssize_t fake_read_pages(struct hib_snapshot *s, void *buf, size_t pages)
+{
+	return fake_batch(s, buf, pages, false);
+}
+
+static ssize_t fake_write_pages(struct hib_snapshot *s, const void *buf, size_t pages)
+{
+	/* fake_write_page only reads the page. */
+	return fake_batch(s, (uint8_t *)buf, pages, true);
 }
 
 static int fake_atomic_restore(struct hib_snapshot *s)
@@ -312,8 +349,8 @@ static const struct hib_snapshot_ops fake_ops = {
 	.alloc_swap_page = fake_alloc_swap_page,
 	.free_swap_pages = fake_free_swap_pages,
 	.free_image = fake_free_image,
-	.read_page = fake_read_page,
-	.write_page = fake_write_page,
+	.read_pages = fake_read_pages,
+	.write_pages = fake_write_pages,
 	.atomic_restore = fake_atomic_restore,
 	.power_off = fake_power_off,
 	.s2ram = fake_s2ram,
@@ -350,6 +387,12 @@ void hib_snapshot_fake_reset(struct hib_snapshot *s, enum hib_snapshot_mode mode
 	f->frozen = f->ready = f->platform = 0;
 	f->pos = f->next_swap = f->pages_ok = 0;
 	f->mismatch = f->restored = f->complete = 0;
+	f->calls = 0;
+}
+
+uint64_t hib_snapshot_fake_calls(const struct hib_snapshot *s)
+{
+	return ((const struct snapshot_fake *)s)->calls;
 }
 
 void hib_snapshot_fake_result(const struct hib_snapshot *s, uint64_t *ret_pages_ok,

@@ -28,6 +28,7 @@ struct hib_fake_params {
 	uint32_t frag_every;
 	int64_t fail_read_at;  /* page index whose read() fails with -EIO; -1 never */
 	int64_t fail_write_at; /* resume: page index whose write() fails; -1 never */
+	int fail_errno;        /* the errno of those failures; 0: EIO */
 	/* CREATE_IMAGE answers as in the system restored from the image
 	 * (in_suspend 0), so hibernate takes its resumed branch. */
 	bool create_resumes;
@@ -48,6 +49,9 @@ int hib_snapshot_fake_new(const struct hib_fake_params *p, enum hib_snapshot_mod
 /* After a fake resume: pages accepted, and whether they all matched. */
 void hib_snapshot_fake_result(const struct hib_snapshot *s, uint64_t *ret_pages_ok,
 			      bool *ret_complete, bool *ret_restored, bool *ret_frozen);
+/* read_pages and write_pages calls since the fake was made or reset: a
+ * batch counts one, as one readv() or writev() would. */
+uint64_t hib_snapshot_fake_calls(const struct hib_snapshot *s);
 /* The bytes the last PREF_IMAGE_SIZE asked for; -1 when none was. */
 int64_t hib_snapshot_fake_pref(const struct hib_snapshot *s);
 /* Switch a fake from hibernate mode to resume mode, as a reboot would. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * A snapshot device backed by a file, for benchmarks and debugging: in
- * hibernate mode it serves a captured kernel stream page by page (and hands
+ * hibernate mode it serves a captured kernel stream (and hands
  * out swap pages 1..N like a fresh swap area); in resume mode it appends what
  * it is given to a file (or only counts it, with no file). Like the fake, it
  * never freezes anything and returns from a "restore".
@@ -93,37 +93,54 @@ static int sf_free_image(struct hib_snapshot *s)
 	SF(s)->ready = 0;
 	return 0;
 }
-static ssize_t sf_read_page(struct hib_snapshot *s, void *buf)
+/* Pages of the file's stream left from f->pos, at most @pages. */
+static size_t sf_left(const struct snapshot_file *f, size_t pages)
+{
+	uint64_t left = (f->size - f->pos + HIB_PAGE_SIZE - 1) / HIB_PAGE_SIZE;
+
+	return (size_t)MIN((uint64_t)pages, left);
+}
+/* A batch is one pread or pwrite: the file has no pages that fail alone. */
+static ssize_t sf_read_pages(struct hib_snapshot *s, void *buf, size_t pages)
 {
 	struct snapshot_file *f = SF(s);
+	size_t n;
 	int r;
 
 	if (!f->ready)
 		return -ENODATA;
+	if (pages > HIB_SNAP_BATCH_PAGES)
+		return -EINVAL;
 	if (f->pos >= f->size)
 		return 0;
-	r = hib_pread_full(f->fd, buf, HIB_PAGE_SIZE, f->pos);
+	n = sf_left(f, pages);
+	r = hib_pread_full(f->fd, buf, n * HIB_PAGE_SIZE, f->pos);
 	if (r < 0)
 		return r;
-	f->pos += HIB_PAGE_SIZE;
-	return HIB_PAGE_SIZE;
+	f->pos += n * HIB_PAGE_SIZE;
+	return (ssize_t)(n * HIB_PAGE_SIZE);
 }
-static ssize_t sf_write_page(struct hib_snapshot *s, const void *buf)
+static ssize_t sf_write_pages(struct hib_snapshot *s, const void *buf, size_t pages)
 {
 	struct snapshot_file *f = SF(s);
+	size_t n = pages;
 
 	if (s->mode != HIB_SNAP_RESUME)
 		return -EPERM;
+	if (pages > HIB_SNAP_BATCH_PAGES)
+		return -EINVAL;
 	/* The end of the stream: the engine's final write must see 0. */
 	if (f->size && f->pos >= f->size)
 		return 0;
+	if (f->size)
+		n = sf_left(f, pages);
 	if (f->fd >= 0) {
-		int r = hib_pwrite_full(f->fd, buf, HIB_PAGE_SIZE, f->pos);
+		int r = hib_pwrite_full(f->fd, buf, n * HIB_PAGE_SIZE, f->pos);
 		if (r < 0)
 			return r;
 	}
-	f->pos += HIB_PAGE_SIZE;
-	return HIB_PAGE_SIZE;
+	f->pos += n * HIB_PAGE_SIZE;
+	return (ssize_t)(n * HIB_PAGE_SIZE);
 }
 static int sf_atomic_restore(struct hib_snapshot *s)
 {
@@ -158,8 +175,8 @@ static const struct hib_snapshot_ops sf_ops = {
 	.alloc_swap_page = sf_alloc_swap_page,
 	.free_swap_pages = sf_free_swap_pages,
 	.free_image = sf_free_image,
-	.read_page = sf_read_page,
-	.write_page = sf_write_page,
+	.read_pages = sf_read_pages,
+	.write_pages = sf_write_pages,
 	.atomic_restore = sf_atomic_restore,
 	.power_off = sf_power_off,
 	.s2ram = sf_s2ram,

@@ -28,9 +28,17 @@ struct hib_snapshot_ops {
 	int (*alloc_swap_page)(struct hib_snapshot *s, uint64_t *byte_offset);
 	int (*free_swap_pages)(struct hib_snapshot *s);
 	int (*free_image)(struct hib_snapshot *s);
-	/* One page per call: HIB_PAGE_SIZE bytes, 0 at the end, or -errno. */
-	ssize_t (*read_page)(struct hib_snapshot *s, void *buf);
-	ssize_t (*write_page)(struct hib_snapshot *s, const void *buf);
+	/*
+	 * Up to @pages pages (-EINVAL above HIB_SNAP_BATCH_PAGES) in one call, page
+	 * after page in stream order, as readv()/writev() of one-page segments
+	 * do on the kernel's device (fs/read_write.c, do_loop_readv_writev):
+	 * the bytes moved, a multiple of HIB_PAGE_SIZE; fewer than asked when
+	 * the stream ended or the next page failed, and then the next call
+	 * says which (0 or -errno: the kernel's loop drops an error that follows
+	 * moved pages); 0 at the end; -errno when the first page fails.
+	 */
+	ssize_t (*read_pages)(struct hib_snapshot *s, void *buf, size_t pages);
+	ssize_t (*write_pages)(struct hib_snapshot *s, const void *buf, size_t pages);
 	/* Does not return on success on the real device. */
 	int (*atomic_restore)(struct hib_snapshot *s);
 	int (*power_off)(struct hib_snapshot *s, enum hib_powerdown how);
@@ -38,6 +46,10 @@ struct hib_snapshot_ops {
 	int (*s2ram)(struct hib_snapshot *s);
 	void (*close)(struct hib_snapshot *s);
 };
+
+/* The most pages read_pages and write_pages move in one call: IOV_MAX
+ * segments, the most one readv()/writev() takes. */
+#define HIB_SNAP_BATCH_PAGES 1024u
 
 /* The stream the kernel's device gives for @pages pages of memory: a header
  * page, a page of PFNs for every 512 pages (8-byte PFNs), then the pages. */

@@ -154,10 +154,10 @@ static void stream_pages(uint8_t *buf, uint64_t first, uint64_t n)
 	    s->ops->create_image(s, &in_suspend) < 0)
 		abort();
 	for (uint64_t i = 0; i < first; i++)
-		if (s->ops->read_page(s, skip) != HIB_PAGE_SIZE)
+		if (s->ops->read_pages(s, skip, 1) != HIB_PAGE_SIZE)
 			abort();
 	for (uint64_t i = 0; i < n; i++)
-		if (s->ops->read_page(s, buf + i * HIB_PAGE_SIZE) != HIB_PAGE_SIZE)
+		if (s->ops->read_pages(s, buf + i * HIB_PAGE_SIZE, 1) != HIB_PAGE_SIZE)
 			abort();
 	hib_snapshot_close(s);
 }

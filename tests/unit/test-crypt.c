@@ -363,7 +363,7 @@ static void no_stream_bytes_in_the_clear(void **state)
 	assert_int_equal(src->ops->freeze(src), 0);
 	assert_int_equal(src->ops->create_image(src, &in_suspend), 0);
 	for (unsigned i = 0; i < STREAM_PAGES && have < 64; i++) {
-		assert_int_equal(src->ops->read_page(src, page), (ssize_t)HIB_PAGE_SIZE);
+		assert_int_equal(src->ops->read_pages(src, page, 1), (ssize_t)HIB_PAGE_SIZE);
 		if (i % 7 == 3 && memchr(page + 1000, page[1000] ^ 0xff, 48) == NULL &&
 		    memcmp(page + 1000, page + 1001, 47) != 0)
 			memcpy(win[have++], page + 1000, 48);

@@ -42,15 +42,19 @@ HIBVM_MACHINE=pc
 #   6.1     bookworm's kernel (what linux-image-amd64 depends on)
 #   6.12    the newest 6.12 Debian ships for bookworm (6.12.N+deb12)
 #   newest  the newest linux-image-*-amd64 of Debian unstable, looked up
-#           when a run starts (see _kernel_fetch_newest)
-HIBVM_SERIES_KNOWN="6.1 6.12 newest"
-# "newest" is asked of the Debian mirror apt uses here, through an apt
-# configuration of its own in $HIBVM_CACHE/apt-unstable (sources list,
-# package lists, apt's cache): the host's apt sources stay as they are.
-# Lists fetched less than HIBVM_NEWEST_TTL seconds ago are not fetched again
-# (tests/vm/run prepares each kernel twice, and a scenario that crosses to
-# another kernel prepares that one again).
-HIBVM_NEWEST_SUITE=unstable
+#           when a run starts (see _kernel_fetch_suite)
+#   backports  the newest linux-image-6.*-amd64 of Debian trixie-backports
+#           (the kernels users of the stable release install: 6.16-6.19),
+#           looked up the same way
+HIBVM_SERIES_KNOWN="6.1 6.12 newest backports"
+# "newest" and "backports" are asked of the Debian mirror apt uses here,
+# each through an apt configuration of its own in $HIBVM_CACHE/apt-<suite>
+# (sources list, package lists, apt's cache, an empty dpkg status): the
+# host's apt sources stay as they are, and its installed packages are not
+# taken for the suite's.  Lists fetched less than HIBVM_NEWEST_TTL seconds
+# ago are not fetched again (tests/vm/run prepares each kernel twice, and a
+# scenario that crosses to another kernel prepares that one again).
+declare -gA HIBVM_SUITES=([newest]=unstable [backports]=trixie-backports)
 HIBVM_NEWEST_TTL=${HIBERNATE_VM_NEWEST_TTL:-900}
 HIBVM_DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # The kernel directory each series was prepared from in this run
@@ -126,47 +130,66 @@ hibvm_debian_mirror() {
 	printf '%s\n' "${m:-http://deb.debian.org/debian}"
 }
 
-# _newest_apt apt-get|apt-cache ARGS...: apt with the newest series' own
-# configuration: only its sources list (Debian unstable), its lists and its
-# cache, and none of the host's pinning (preferences: an empty directory).
-_newest_apt() {
-	local cmd=$1 dir=$HIBVM_CACHE/apt-$HIBVM_NEWEST_SUITE
-	shift
+# _suite_apt SERIES apt-get|apt-cache ARGS...: apt with the configuration
+# of SERIES (newest, backports) alone: only its sources list (its Debian
+# suite), its lists and its cache, an empty dpkg status (the host's
+# installed kernels are no candidates of the suite) and none of the host's
+# pinning (preferences: an empty directory).
+_suite_apt() {
+	local dir=$HIBVM_CACHE/apt-${HIBVM_SUITES[$1]} cmd=$2
+	shift 2
 	mkdir -p "$dir/preferences.d"
+	[[ -e $dir/status ]] || : >"$dir/status"
 	"$cmd" -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts=- \
 		-o Dir::Etc::preferences="$dir/preferences" -o Dir::Etc::preferencesparts="$dir/preferences.d" \
-		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" "$@"
+		-o Dir::State::Lists="$dir/lists" -o Dir::State::status="$dir/status" \
+		-o Dir::Cache="$dir/cache" "$@"
 }
 
-# _newest_lists_update: fetch unstable's package lists (Packages.xz of main,
-# amd64: ~11 MB, a few seconds) unless that was done less than
-# HIBVM_NEWEST_TTL seconds ago.  Status 1 when apt could not fetch them
-# (offline?): the lists there are, if any, are older ones.
-_newest_lists_update() {
-	local dir=$HIBVM_CACHE/apt-$HIBVM_NEWEST_SUITE age line
+# _suite_lists_update SERIES: fetch the package lists of its suite
+# (Packages.xz of main, amd64: ~11 MB for unstable, less for backports, a few
+# seconds) unless that was done less than HIBVM_NEWEST_TTL seconds ago.
+# Status 1 when apt could not fetch them (offline?): the lists there are, if
+# any, are older ones.
+_suite_lists_update() {
+	local series=$1 suite=${HIBVM_SUITES[$1]} dir age line
+	dir=$HIBVM_CACHE/apt-$suite
 	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
-	line="deb [signed-by=$HIBVM_DEBIAN_KEYRING] $(hibvm_debian_mirror) $HIBVM_NEWEST_SUITE main"
+	line="deb [signed-by=$HIBVM_DEBIAN_KEYRING] $(hibvm_debian_mirror) $suite main"
 	[[ $(cat "$dir/sources.list" 2>/dev/null) == "$line" ]] || printf '%s\n' "$line" >"$dir/sources.list"
 	# "updated" holds the sources line its lists were fetched with.
 	if [[ -e $dir/updated && $(cat "$dir/updated") == "$line" ]]; then
 		age=$(($(date +%s) - $(stat -c %Y "$dir/updated")))
 		((age < HIBVM_NEWEST_TTL)) && return 0
 	fi
-	hibvm_info "tests/vm: asking Debian $HIBVM_NEWEST_SUITE for its newest kernel ($line)"
+	hibvm_info "tests/vm: asking Debian $suite for its newest kernel ($line)"
 	# --error-on=any: a list that could not be fetched is an error (plain
 	# `apt-get update` warns and exits 0).
-	if _newest_apt apt-get update -qq --error-on=any >"$dir/update.log" 2>&1; then
+	if _suite_apt "$series" apt-get update -qq --error-on=any >"$dir/update.log" 2>&1; then
 		printf '%s\n' "$line" >"$dir/updated"
 		return 0
 	fi
-	hibvm_info "tests/vm: apt-get update of Debian $HIBVM_NEWEST_SUITE failed: $(grep -v '^W:' "$dir/update.log" | tail -n 2 | paste -sd' ')"
+	hibvm_info "tests/vm: apt-get update of Debian $suite failed: $(grep -v '^W:' "$dir/update.log" | tail -n 2 | paste -sd' ')"
 	return 1
 }
 
-# _newest_lists_date: when the newest series' lists were last fetched.
-_newest_lists_date() {
-	local f=$HIBVM_CACHE/apt-$HIBVM_NEWEST_SUITE/updated
+# _suite_lists_date SERIES: when the series' lists were last fetched.
+_suite_lists_date() {
+	local f=$HIBVM_CACHE/apt-${HIBVM_SUITES[$1]}/updated
 	if [[ -e $f ]]; then date -u -r "$f" '+%Y-%m-%d %H:%M UTC'; else echo never; fi
+}
+
+# _suite_parts SERIES PKG: the linux-*-<release> packages the image PKG
+# depends on (its parts: linux-binary-, linux-modules-, linux-base-<release>),
+# one a line, "<name>" for one the suite's lists do not hold.
+_suite_parts() {
+	local series=$1 pkg=$2
+	_suite_apt "$series" apt-cache depends "$pkg" 2>/dev/null |
+		awk -v pkg="$pkg" -v rel="-${pkg#linux-image-}" '$1 == "Depends:" {
+				n = $2; gsub(/[<>]/, "", n)
+				if (n ~ /^linux-/ && n != pkg && length(n) > length(rel) &&
+				    substr(n, length(n) - length(rel) + 1) == rel) print $2
+			}' | sort -u
 }
 
 # Package name for a kernel series, from apt's lists.
@@ -174,7 +197,9 @@ _newest_lists_date() {
 #   6.12   -> the newest linux-image-6.12.N+deb12-amd64 that has a candidate
 #             (the names list also holds -rt/-cloud/-dbg/-unsigned: not those)
 #   newest -> the newest linux-image-<version>-amd64 of unstable's lists
-#             (_newest_lists_update fetches them) that has a candidate
+#             (_suite_lists_update fetches them) that has a candidate
+#   backports -> the same of trixie-backports' lists, 6.x only
+# (newest, backports: and whose parts, _suite_parts, the lists all hold)
 kernel_resolve_package() {
 	local series=$1 pkg='' names name
 	case $series in
@@ -196,12 +221,18 @@ kernel_resolve_package() {
 			fi
 		done
 		;;
-	newest)
+	newest | backports)
+		local re='^linux-image-[0-9].*-amd64$'
+		[[ $series == backports ]] && re='^linux-image-6\.[0-9]+\..*-amd64$'
 		# -dbg and -unsigned do not end in -amd64; -rt and -cloud do.
-		names=$(_newest_apt apt-cache search --names-only '^linux-image-[0-9].*-amd64$' 2>/dev/null |
+		names=$(_suite_apt "$series" apt-cache search --names-only "$re" 2>/dev/null |
 			awk '$1 !~ /-(rt|cloud)-amd64$/ { print $1 }' | sort -V -r)
 		for name in $names; do
-			if [[ $(_newest_apt apt-cache policy "$name" 2>/dev/null) == *"Candidate: "[0-9]* ]]; then
+			# A suite keeps an image whose parts have left it (trixie-
+			# backports: the 6.19 images, their modules gone): not one
+			# apt could install, nor one the harness could boot.
+			if [[ $(_suite_apt "$series" apt-cache policy "$name" 2>/dev/null) == *"Candidate: "[0-9]* &&
+				$(_suite_parts "$series" "$name") != *"<"* ]]; then
 				pkg=$name
 				break
 			fi
@@ -276,38 +307,36 @@ _kernel_fetch_deb() {
 	printf '%s\n' "$dir"
 }
 
-# _kernel_fetch_newest: the newest kernel of Debian unstable, unpacked in
-# the cache as kernels/newest/<package>_<version>; prints that directory.
-# Unstable splits a kernel into parts: linux-image-<release> is a small
+# _kernel_fetch_suite SERIES (newest, backports): the newest kernel of the
+# series' Debian suite (unstable, trixie-backports), unpacked in the cache as
+# kernels/SERIES/<package>_<version>; prints that directory.
+# Unstable (and trixie-backports) splits a kernel into parts: linux-image-<release> is a small
 # package that depends on linux-binary-<release> (vmlinuz), linux-modules-
 # <release> (the .ko.xz) and linux-base-<release> (config, modules.builtin,
 # System.map), all under usr/lib/modules/<release>/ (merged /usr).  Every
 # linux-*-<release> package the image depends on is downloaded (same
 # version) and unpacked into the one directory, so a kernel packaged in one
 # piece works as well.  When unstable cannot be asked or a part cannot be
-# downloaded, the newest kernel unpacked here before is used, and the
-# run says so.
-_kernel_fetch_newest() {
-	local root=$HIBVM_CACHE/kernels/newest pkg='' ver='' rel dir='' why='' fresh=1 p parts=() debs=() f
+# downloaded, the newest kernel of the series unpacked here before is used,
+# and the run says so.
+_kernel_fetch_suite() {
+	local series=$1 suite=${HIBVM_SUITES[$1]} root pkg='' ver='' dir='' why='' fresh=1 p parts=() debs=() f
+	root=$HIBVM_CACHE/kernels/$series
 	mkdir -p "$root"
-	_newest_lists_update || fresh=0
-	pkg=$(kernel_resolve_package newest)
+	_suite_lists_update "$series" || fresh=0
+	pkg=$(kernel_resolve_package "$series")
 	if [[ -n $pkg ]]; then
-		ver=$(_newest_apt apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+		ver=$(_suite_apt "$series" apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
 	fi
 	if [[ -z $pkg || -z $ver ]]; then
-		why="apt found no linux-image-*-amd64 in the lists of Debian $HIBVM_NEWEST_SUITE (fetched: $(_newest_lists_date))"
+		why="apt found no linux-image-*-amd64 in the lists of Debian $suite (fetched: $(_suite_lists_date "$series"))"
 	else
 		dir=$root/${pkg}_$ver
 		if [[ ! -e $dir/.unpacked ]]; then
-			rel=${pkg#linux-image-}
 			parts=("$pkg")
 			while read -r p; do
 				parts+=("$p")
-			done < <(_newest_apt apt-cache depends "$pkg" 2>/dev/null |
-				awk -v pkg="$pkg" -v rel="-$rel" '$1 == "Depends:" && $2 ~ /^linux-/ && $2 != pkg &&
-					length($2) > length(rel) && substr($2, length($2) - length(rel) + 1) == rel { print $2 }' |
-				sort -u)
+			done < <(_suite_parts "$series" "$pkg")
 			for p in "${parts[@]}"; do
 				debs+=("$HIBVM_CACHE/debs/${p}_${ver//:/%3a}_amd64.deb")
 			done
@@ -316,9 +345,9 @@ _kernel_fetch_newest() {
 				[[ -s ${debs[p]} ]] || missing+=("${parts[p]}=$ver")
 			done
 			if ((${#missing[@]})); then
-				hibvm_info "tests/vm: downloading ${missing[*]} (Debian $HIBVM_NEWEST_SUITE)"
+				hibvm_info "tests/vm: downloading ${missing[*]} (Debian $suite)"
 				chown _apt "$HIBVM_CACHE/debs" 2>/dev/null || true
-				(cd "$HIBVM_CACHE/debs" && _newest_apt apt-get download -q "${missing[@]}" >&2) || true
+				(cd "$HIBVM_CACHE/debs" && _suite_apt "$series" apt-get download -q "${missing[@]}" >&2) || true
 			fi
 			for f in "${debs[@]}"; do
 				[[ -s $f ]] || why="could not download $(basename "$f")"
@@ -338,37 +367,37 @@ _kernel_fetch_newest() {
 		fi
 	fi
 	if [[ -n $why ]]; then
-		dir=$(_newest_cached | tail -n1)
+		dir=$(_suite_cached "$series" | tail -n1)
 		[[ -n $dir ]] ||
-			hibvm_die "cannot get the newest kernel: $why, and none is cached in $root"
+			hibvm_die "cannot get the $series kernel: $why, and none is cached in $root"
 		dir=$root/$dir
-		hibvm_info "tests/vm: newest: $why; using the newest cached one, $(cat "$dir/.package") $(cat "$dir/.version")"
+		hibvm_info "tests/vm: $series: $why; using the newest cached one, $(cat "$dir/.package") $(cat "$dir/.version")"
 	elif ((fresh == 0)); then
-		hibvm_info "tests/vm: newest: $pkg $ver, from the lists fetched $(_newest_lists_date) (could not fetch newer ones)"
+		hibvm_info "tests/vm: $series: $pkg $ver, from the lists fetched $(_suite_lists_date "$series") (could not fetch newer ones)"
 	else
-		hibvm_info "tests/vm: newest: $pkg $ver (Debian $HIBVM_NEWEST_SUITE, lists fetched $(_newest_lists_date))"
+		hibvm_info "tests/vm: $series: $pkg $ver (Debian $suite, lists fetched $(_suite_lists_date "$series"))"
 	fi
 	ln -sfn "$(basename "$dir")" "$root/current"
-	_newest_prune "$dir"
+	_suite_prune "$series" "$dir"
 	printf '%s\n' "$dir"
 }
 
-# _newest_cached: the kernels unpacked in kernels/newest, oldest first.
-_newest_cached() {
+# _suite_cached SERIES: the kernels unpacked in kernels/SERIES, oldest first.
+_suite_cached() {
 	local d
-	for d in "$HIBVM_CACHE/kernels/newest/"*/.unpacked; do
+	for d in "$HIBVM_CACHE/kernels/$1/"*/.unpacked; do
 		[[ -e $d ]] || continue
 		d=${d%/.unpacked}
 		printf '%s\n' "${d##*/}"
 	done | sort -V
 }
 
-# _newest_prune DIR: unstable moves on every few weeks; of the kernels
-# unpacked in kernels/newest keep DIR (the current one) and the newest
+# _suite_prune SERIES DIR: unstable (and backports) move on every few weeks;
+# of the kernels unpacked in kernels/SERIES keep DIR (the current one) and the newest
 # other one (a run started a moment earlier may still use it), and remove
 # the rest with their .debs and base initramfs.
-_newest_prune() {
-	local current=$1 root=$HIBVM_CACHE/kernels/newest d n=0 f
+_suite_prune() {
+	local series=$1 current=$2 root=$HIBVM_CACHE/kernels/$1 d n=0 f
 	while read -r d; do
 		[[ -n $d && $root/$d != "$current" ]] || continue
 		n=$((n + 1))
@@ -381,7 +410,7 @@ _newest_prune() {
 		fi
 		rm -f "$HIBVM_CACHE/initramfs/$d-base-"*.cpio.gz
 		rm -rf "${root:?}/$d"
-	done < <(_newest_cached | tac)
+	done < <(_suite_cached "$series" | tac)
 }
 
 # kernel_prepare SERIES: make sure the kernel of SERIES is unpacked in the
@@ -402,7 +431,7 @@ kernel_prepare() {
 				# One fetch at a time, also across parallel runs.
 				flock 9
 				case $series in
-				newest) _kernel_fetch_newest ;;
+				newest | backports) _kernel_fetch_suite "$series" ;;
 				*) _kernel_fetch_deb "$series" ;;
 				esac
 			} 9>"$HIBVM_CACHE/.lock"
@@ -416,12 +445,15 @@ kernel_prepare() {
 	KERNEL_PKG=$(cat "$dir/.package" 2>/dev/null || echo "$KERNEL_ID")
 	KERNEL_VERSION=$(cat "$dir/.version" 2>/dev/null || true)
 	# Debian's packages up to bookworm: boot/vmlinuz-<release> and
-	# lib/modules/<release>; merged /usr (unstable): usr/lib/modules/<release>/
-	# holds vmlinuz and the modules.
+	# lib/modules/<release>; trixie's (backports 6.16-6.18, in one piece):
+	# boot/vmlinuz-<release> and usr/lib/modules/<release>; split packages
+	# (unstable, backports from 6.19): usr/lib/modules/<release>/ holds
+	# vmlinuz and the modules.
 	KERNEL_VMLINUZ=$(compgen -G "$dir/boot/vmlinuz-*" | head -n1 || true)
 	if [[ -n $KERNEL_VMLINUZ ]]; then
 		KERNEL_RELEASE=${KERNEL_VMLINUZ##*/vmlinuz-}
 		KERNEL_MODDIR=$dir/lib/modules/$KERNEL_RELEASE
+		[[ -d $KERNEL_MODDIR ]] || KERNEL_MODDIR=$dir/usr/lib/modules/$KERNEL_RELEASE
 	else
 		KERNEL_VMLINUZ=$(compgen -G "$dir/usr/lib/modules/*/vmlinuz" | head -n1 || true)
 		KERNEL_RELEASE=$(basename "$(dirname "${KERNEL_VMLINUZ:-/none/none}")")
