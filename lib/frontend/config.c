@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "frontend/cancelkeys.h"
 #include "frontend/config.h"
 #include "pipeline/tpm.h"
 #include "util/error.h"
@@ -99,6 +100,17 @@ BOOL_KEY(pmutils_hooks, hooks_pmutils)
 BOOL_KEY(force, force)
 BOOL_KEY(tpm_pin, tpm_pin)
 BOOL_KEY(restore_working_set, restore_working_set)
+
+/* esc power sleep, or none: which keys cancel while the image is written. */
+static int set_cancel_keys(struct hib_config *c, const char *v)
+{
+	return hib_cancel_keys_parse(v, &c->cancel_keys);
+}
+
+static void get_cancel_keys(const struct hib_config *c, char *b, size_t l)
+{
+	hib_cancel_keys_format(c->cancel_keys, b, l);
+}
 
 /* yes, no, or tpm: the key sealed to the TPM instead of a passphrase or key file. */
 static int set_encrypt(struct hib_config *c, const char *v)
@@ -489,6 +501,7 @@ static const struct key keys[] = {
 	{ "powerdown", set_powerdown, get_powerdown, NULL },
 	{ "loglevel", set_loglevel, get_loglevel, NULL },
 	{ "cancel", set_cancel, get_cancel, NULL },
+	{ "cancel-keys", set_cancel_keys, get_cancel_keys, NULL },
 	{ "verify", set_verify, get_verify, NULL },
 	{ "auto-swapon", set_auto_swapon, get_auto_swapon, NULL },
 	{ "kernel-mismatch", set_kernel_mismatch, get_kernel_mismatch, NULL },
@@ -629,6 +642,10 @@ int hib_config_set_from(struct hib_config *c, const char *key, const char *value
 		if (r == -EINVAL && strcmp(key, "compress") == 0)
 			snprintf(err, errlen, "compress: '%s' is not none, lz4 or zstd[:1-19]",
 				 value);
+		else if (r == -EINVAL && strcmp(key, "cancel-keys") == 0)
+			snprintf(err, errlen,
+				 "cancel-keys: '%s' is not a list of esc, power and sleep, or none",
+				 value);
 		else if (r == -EINVAL && name_rule(key, NULL))
 			snprintf(err, errlen, "%s: invalid value '%s': expected %s", key, value,
 				 name_rule(key, NULL));
@@ -657,6 +674,7 @@ void hib_config_init(struct hib_config *c)
 	memset(c, 0, sizeof(*c));
 	c->loglevel = -1;
 	c->cancel = true;
+	c->cancel_keys = HIB_CANCEL_KEYS_DEFAULT;
 	c->require_encryption = -1;
 	c->hook_timeout = 30;
 	/* Vendor hooks (NVIDIA's among them) expect to run around every sleep. */

@@ -30,7 +30,8 @@ struct hib_config {
 	uint64_t offset;
 	bool offset_set;
 	int loglevel;           /* -1: not set */
-	bool cancel;            /* Esc cancels while writing (default yes) */
+	bool cancel;            /* cancel = no (--no-cancel): no key cancels */
+	unsigned cancel_keys;   /* cancel-keys: HIB_CANCEL_* (frontend/cancelkeys.h) */
 	bool encrypt;           /* encrypt the image (passphrase, or key-file if set) */
 	char *key_file;         /* key file for encryption and resume */
 	int require_encryption; /* 1 yes, 0 no, -1 not set: on when encryption is configured */

@@ -147,7 +147,8 @@ static const struct cli_option options[] = {
 	{ "io", 0, "MODE", "io",
 	  .help = "auto (io_uring where the kernel has it) or sync (pread/pwrite)" },
 	{ "no-cancel", 0, NULL, "cancel", "no",
-	  .help = "Esc does not cancel while the image is written" },
+	  .help = "neither Esc nor the power button cancels while the image is\n"
+		  "written" },
 	{ "auto-swapon", 0, NULL, "auto-swapon", "yes",
 	  .help = "turn the swap area on for the cycle if it is off,\n"
 		  "and off again after" },
@@ -215,6 +216,8 @@ static const struct {
 				 "setup, not one run's" },
 	{ "restore-limit", "how long the restore after resume may take: the system's setup, "
 			   "not one run's" },
+	{ "cancel-keys", "which keys cancel: the machine's setup, not one run's (--no-cancel "
+			 "turns them all off)" },
 	{ "systemd-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "pm-utils-hooks", "which hooks join the cycle: the system's setup, not one run's" },
 	{ "hook-timeout", "how long a hook may take: the system's setup, not one run's" },

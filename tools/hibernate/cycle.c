@@ -263,30 +263,33 @@ static int test_restore(struct control *ctl, struct hib_target *t, struct secret
 	return r < 0 ? r : -EIO;
 }
 
-static void log_start(struct control *ctl, const char *name)
+/* @cancels: what cancels the write (cancel_what), NULL for nothing. */
+static void log_start(struct control *ctl, const char *name, const char *cancels)
 {
 	const struct hib_config *cfg = &ctl->cfg;
 
-	tlog(ctl, HIB_LOG_PROGRESS, "hibernating to %s (%s%s)%s", name,
+	tlog(ctl, HIB_LOG_PROGRESS, "hibernating to %s (%s%s)%s%s%s", name,
 	     hib_codec_name(cfg->opts.codec),
 	     !cfg->encrypt   ? ""
 	     : cfg->tpm      ? ", encrypted with a key sealed to the TPM"
 	     : cfg->key_file ? ", encrypted with the key file"
 			     : ", encrypted with a passphrase",
-	     cfg->cancel && isatty(STDIN_FILENO) ? "; Esc cancels while the image is written" : "");
+	     cancels ? "; " : "", cancels ? cancels : "",
+	     cancels ? " cancels while the image is written" : "");
 }
 
 /* The engine's part, with the snapshot device open: the image, and --test's restore. */
 static int cycle_suspend(struct control *ctl, struct hib_target *t, struct hib_snapshot **snap,
 			 struct hib_options *opts, struct secrets *s, struct cycle_result *res)
 {
-	struct cancel_tty cancel;
+	struct cancel_watch cancel;
 	int r;
 
 	opts->cancel = cancel_requested;
 	opts->cancel_userdata = &cancel;
-	output_progress_start(ctl);
 	cancel_arm(ctl, &cancel);
+	log_start(ctl, hib_target_name(t), cancel_what(&cancel));
+	output_progress_start(ctl);
 	r = hib_suspend(t, *snap, opts, &res->outcome, &res->st);
 	cancel_disarm(ctl, &cancel);
 	/* In either world (resumed or not), the passphrase has served its purpose. */
@@ -346,7 +349,6 @@ static int cycle_run(struct control *ctl, const struct cycle_request *req, struc
 	if (r < 0)
 		return run_stop_signal ? run_interrupted_exit(ctl) : EXIT_FAILURE;
 	workset_record(ctl, ws, hib_target_name(t));
-	log_start(ctl, hib_target_name(t));
 	secrets_attach_resume(&s, &opts); /* for --test's restore */
 	res->r = cycle_suspend(ctl, t, &snap, &opts, &s, res);
 	auto_swapoff(ctl, t);

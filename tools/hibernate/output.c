@@ -123,8 +123,9 @@ static void progress_bar(struct output *o, const char *what, bool writing, uint6
 		unsigned s = (unsigned)(t < 5999 ? t : 5999);
 		snprintf(left, sizeof(left), " %2u:%02u left", s / 60, s % 60);
 	}
-	fprintf(stderr, "\r%s [%s] %3d%% %6.1f MiB/s%-10s%s", what, bar, pct, mbs, left,
-		writing && o->cancel_shown && done < total ? "  Esc cancels" : "");
+	fprintf(stderr, "\r%s [%s] %3d%% %6.1f MiB/s%-10s%s%s", what, bar, pct, mbs, left,
+		writing && o->cancel_hint && done < total ? "  " : "",
+		writing && o->cancel_hint && done < total ? o->cancel_hint : "");
 	o->progress_last_pct = pct;
 	if (done >= total) {
 		fputc('\n', stderr);

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The process around a run: one run at a time, the signals that ask it to
- * stop, Esc on the console, and opening what a run works on (its target and
+ * stop, and opening what a run works on (its target and
  * /dev/snapshot) with a message that names the object and the fix.
  */
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -67,53 +66,6 @@ int run_lock(struct control *ctl)
 		return ctl->run_lock_fd;
 	}
 	return 0;
-}
-
-/* ---- Esc cancels ---------------------------------------------------------- */
-
-/* Raw, non-blocking keys from the console for the length of the write. */
-void cancel_arm(struct control *ctl, struct cancel_tty *c)
-{
-	struct termios tio;
-
-	c->armed = false;
-	if (!ctl->cfg.cancel || !isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &c->saved) < 0)
-		return;
-	tio = c->saved;
-	tio.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-	tio.c_cc[VMIN] = 0;
-	tio.c_cc[VTIME] = 0;
-	/* An Esc typed before the cycle started is not a request to cancel it. */
-	tcflush(STDIN_FILENO, TCIFLUSH);
-	if (tcsetattr(STDIN_FILENO, TCSANOW, &tio) == 0)
-		c->armed = ctl->out.cancel_shown = true;
-}
-
-void cancel_disarm(struct control *ctl, struct cancel_tty *c)
-{
-	if (c->armed)
-		tcsetattr(STDIN_FILENO, TCSANOW, &c->saved);
-	c->armed = ctl->out.cancel_shown = false;
-}
-
-bool cancel_requested(void *ud)
-{
-	const struct cancel_tty *c = ud;
-	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
-	char buf[64];
-
-	if (run_stop_signal)
-		return true;
-	if (!c->armed)
-		return false;
-	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
-		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
-		if (n <= 0)
-			return false;
-		if (memchr(buf, 0x1b, (size_t)n))
-			return true;
-	}
-	return false;
 }
 
 /* ---- what a run works on -------------------------------------------------- */

@@ -10,7 +10,8 @@
  *   main.c      the config file, the options on top of it, dispatch
  *   cli.c       the command and option tables: getopt, --help, --cli-tables
  *   output.c    messages (stderr and the kernel log), progress, STATS lines
- *   run.c       the run lock, stop signals, Esc, the target and /dev/snapshot
+ *   run.c       the run lock, stop signals, the target and /dev/snapshot
+ *   cancel.c    Esc and the power button cancel while the image is written
  *   secrets.c   passphrases, password agents, key files, TPM PINs
  *   cycle.c     one hibernation: hooks, working set, the engine, its exits
  *   sleep.c     systemd's sleep operations (hybrid-sleep, suspend-then-hibernate)
@@ -28,6 +29,7 @@
 #include <termios.h>
 
 #include "frontend/askpass.h"
+#include "frontend/cancelkeys.h"
 #include "frontend/config.h"
 #include "frontend/history.h"
 #include "pipeline/tpm.h"
@@ -35,7 +37,7 @@
 #include "hibernate.h"
 
 #define EXIT_USAGE 2
-#define EXIT_CANCELLED 3 /* the user pressed Esc: nothing happened */
+#define EXIT_CANCELLED 3 /* Esc or the power button: nothing happened */
 
 /* Indexes of the command table (cli.c). */
 enum command {
@@ -58,10 +60,10 @@ struct output {
 	int kmsg_fd;       /* messages also go to the kernel log; -1: not */
 	bool progress_tty; /* stderr is a terminal: a bar, not lines */
 	uint64_t progress_t0;
-	int progress_last_pct; /* -1: no bar on the line */
-	bool cancel_shown;     /* the bar says Esc cancels */
-	bool loading;          /* a "load" progress came: the resume got past its checks */
-	char last_error[512];  /* the library's last error, shown or not: a record's reason */
+	int progress_last_pct;   /* -1: no bar on the line */
+	const char *cancel_hint; /* the bar's "Esc cancels" while writing; NULL: none */
+	bool loading;            /* a "load" progress came: the resume got past its checks */
+	char last_error[512];    /* the library's last error, shown or not: a record's reason */
 };
 
 struct control {
@@ -133,16 +135,6 @@ int run_interrupted_exit(const struct control *ctl);
 /* One run at a time; 0, or -errno said. */
 int run_lock(struct control *ctl);
 
-/* Esc on the console cancels while the image is written. */
-struct cancel_tty {
-	struct termios saved;
-	bool armed;
-};
-void cancel_arm(struct control *ctl, struct cancel_tty *c);
-void cancel_disarm(struct control *ctl, struct cancel_tty *c);
-/* hib_options.cancel: @ud is the struct cancel_tty. */
-bool cancel_requested(void *ud);
-
 /* --device and --offset over the config file's device = and offset =. */
 struct hib_target_request target_request(const struct control *ctl);
 /* --device, then the config file, then the kernel command line and /proc/swaps. */
@@ -151,6 +143,28 @@ int snapshot_open(const struct control *ctl, enum hib_snapshot_mode mode,
 		  struct hib_snapshot **ret);
 /* --auto-swapon's area off again, once /dev/snapshot is closed. */
 void auto_swapoff(struct control *ctl, struct hib_target *t);
+
+/* ---- cancel.c ------------------------------------------------------------ */
+
+/* Esc on the console and the power button cancel while the image is written:
+ * what is watched for one cycle, from cancel_arm to cancel_disarm. */
+struct cancel_watch {
+	unsigned keys; /* HIB_CANCEL_*: cancel-keys, 0 with cancel = no */
+	bool tty;      /* the console is raw, read for Esc; saved is its mode */
+	struct termios saved;
+	int input[16]; /* the input devices with a cancel key, grabbed; -1: gone */
+	size_t n_input;
+};
+/* Before the freeze: the console raw, the buttons' devices opened, grabbed
+ * and drained (a press from before does not count). */
+void cancel_arm(struct control *ctl, struct cancel_watch *c);
+/* The console back, the devices let go (logind sees presses again). */
+void cancel_disarm(struct control *ctl, struct cancel_watch *c);
+/* hib_options.cancel: @ud is the struct cancel_watch. A key going down, or a
+ * stop signal. */
+bool cancel_requested(void *ud);
+/* "Esc or the power button", what cancels this cycle; NULL: nothing. */
+const char *cancel_what(const struct cancel_watch *c);
 
 /* ---- secrets.c ------------------------------------------------------------ */
 
