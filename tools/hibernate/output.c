@@ -24,7 +24,29 @@ void output_init(struct output *o)
 		.kmsg_fd = -1,
 		.progress_tty = isatty(STDERR_FILENO),
 		.progress_last_pct = -1,
+		.splash = { .last_pct = -1 },
 	};
+}
+
+/* Resume under a splash: the load's progress goes to it, the console gets
+ * lines only (under the splash no one sees them, and no bar is drawn over
+ * it). The splash is spoken to only where nothing is frozen — the question,
+ * the load, the end of a resume that failed — never from the library's log
+ * callback, which also runs between FREEZE and the restore, when plymouthd
+ * and any child we start would be frozen too. */
+void output_splash(struct control *ctl)
+{
+	if (hib_plymouth_probe(&ctl->out.splash))
+		ctl->out.progress_tty = false;
+}
+
+/* A message line in the splash; its failure is the splash's, not the run's. */
+void output_splash_message(struct control *ctl, const char *msg)
+{
+	struct hib_error err;
+
+	if (hib_plymouth_active(&ctl->out.splash))
+		hib_plymouth_message(&ctl->out.splash, msg, &err);
 }
 
 uint64_t now_ms(void)
@@ -53,6 +75,8 @@ void output_log(enum hib_loglevel level, const char *msg, void *ud)
 	struct control *ctl = ud;
 	struct output *o = &ctl->out;
 
+	if (level == HIB_LOG_ERR)
+		snprintf(o->last_error, sizeof(o->last_error), "%s", msg);
 	if ((int)level > o->loglevel)
 		return;
 	output_kmsg(ctl, level, msg);
@@ -140,6 +164,12 @@ void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 	bool writing = strcmp(phase, "write") == 0;
 	const char *what = writing ? "Writing image" : "Loading image";
 
+	if (hib_plymouth_active(&o->splash)) {
+		struct hib_error err;
+
+		hib_plymouth_progress(&o->splash, writing ? "Hibernating" : "Resuming", pct, 5,
+				      &err);
+	}
 	if (o->loglevel < HIB_LOG_PROGRESS)
 		return;
 	if (o->progress_tty) {

@@ -109,6 +109,17 @@ static int load_and_restore(struct control *ctl, struct hib_target *t,
 	return hib_resume(t, r < 0 ? NULL : snap, &opts, outcome, NULL);
 }
 
+/* The splash's last line before the boot goes on: why, in the library's words
+ * (hib_resume has returned: nothing is frozen). */
+static void splash_refused(struct control *ctl)
+{
+	char msg[400];
+
+	snprintf(msg, sizeof(msg), "The saved image was not resumed: %s. Starting normally.",
+		 ctl->out.last_error[0] ? ctl->out.last_error : "see the boot log");
+	output_splash_message(ctl, msg);
+}
+
 int do_resume(struct control *ctl)
 {
 	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
@@ -118,6 +129,7 @@ int do_resume(struct control *ctl)
 	/* noresume: the user wants a fresh boot. */
 	if (resume_refused())
 		return discard_for_noresume(ctl);
+	output_splash(ctl);
 	r = pick_target(ctl, false, &t);
 	if (r < 0)
 		return r == -ENOENT && !ctl->device && !ctl->cfg.device ? EXIT_SUCCESS
@@ -132,5 +144,6 @@ int do_resume(struct control *ctl)
 	if (r == 0 && outcome == HIB_RESUME_NO_IMAGE)
 		return EXIT_SUCCESS;
 	say(ctl, "resume failed; booting normally");
+	splash_refused(ctl);
 	return EXIT_FAILURE;
 }

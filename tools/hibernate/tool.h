@@ -30,6 +30,7 @@
 #include "frontend/config.h"
 #include "pipeline/tpm.h"
 #include "frontend/keyfile.h"
+#include "frontend/plymouth.h"
 #include "hibernate.h"
 
 #define EXIT_USAGE 2
@@ -57,6 +58,10 @@ struct output {
 	uint64_t progress_t0;
 	int progress_last_pct; /* -1: no bar on the line */
 	bool cancel_shown;     /* the bar says Esc cancels */
+	/* Plymouth's splash, where resume found one: the progress and the
+	 * messages go there, and the console gets lines, not a bar. */
+	struct hib_plymouth splash;
+	char last_error[256]; /* the last error logged, for the splash's last line */
 };
 
 struct control {
@@ -104,6 +109,11 @@ void output_kmsg(struct control *ctl, enum hib_loglevel level, const char *msg);
 /* hib_progress_fn: @ud is the struct control. */
 void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud);
 void output_progress_start(struct control *ctl);
+/* Resume: find Plymouth's splash (lib/frontend/plymouth.h); with one, the
+ * load's progress goes there and the console gets lines. */
+void output_splash(struct control *ctl);
+/* A line in the splash, if there is one; never while processes are frozen. */
+void output_splash_message(struct control *ctl, const char *msg);
 /* hib_stats_fn: the STATS line at info; @ud is the struct control. */
 void output_stats(enum hib_stats_side side, const struct hib_stats *st, void *ud);
 /* A step's own copy of the configuration's engine options, with the progress
