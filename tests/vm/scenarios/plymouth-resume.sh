@@ -58,7 +58,9 @@ step() {
 	boot=$(cmdline_boot)
 	case $boot in
 	1)
-		swapon /dev/vda2 || fatal "swapon /dev/vda2 failed"
+		# systemd's gpt-auto generator may have turned the swap partition on.
+		[ "$(swap_active /dev/vda2)" = 1 ] || out=$(swapon /dev/vda2 2>&1) ||
+			fatal "swapon /dev/vda2 failed: $out"
 		workload_start
 		echo 1 >"$STATE/hibernated_in"
 		cycle hibernate || { systemctl poweroff; exit 1; }
@@ -83,7 +85,8 @@ step() {
 		else
 			say plymouth_log no
 		fi
-		say swapon "$(swapon /dev/vda2 2>&1 && echo ok)"
+		[ "$(swap_active /dev/vda2)" = 0 ] || swapoff /dev/vda2
+		if out=$(swapon /dev/vda2 2>&1); then say swapon ok; else say swapon "$out"; fi
 		systemctl poweroff
 		;;
 	*)
