@@ -104,6 +104,21 @@ int hib_plymouth_progress(struct hib_plymouth *p, const char *what, int pct, int
 	return r < 0 ? r : 1;
 }
 
+int hib_plymouth_quit(struct hib_plymouth *p, struct hib_error *err)
+{
+	const char *argv[] = { p->client, "quit", "--retain-splash", NULL };
+	struct hib_spawn_result res;
+	int r;
+
+	if (!hib_plymouth_active(p))
+		return 0;
+	r = plymouth_run(argv, PLYMOUTH_TIMEOUT_MS, NULL, 0, &res, err);
+	p->client[0] = 0;
+	if (r > 0)
+		return hib_error_set(err, -EPROTO, "plymouth quit exited with %d", r);
+	return r;
+}
+
 int hib_plymouth_ask(const struct hib_plymouth *p, const char *prompt, char *buf, size_t size,
 		     size_t *ret_len, struct hib_error *err)
 {

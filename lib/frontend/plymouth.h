@@ -47,6 +47,15 @@ int hib_plymouth_progress(struct hib_plymouth *p, const char *what, int pct, int
 			  struct hib_error *err);
 
 /*
+ * Let the splash go (`quit --retain-splash`: its last picture stays on the
+ * screen) and give the console back, before processes are frozen for a
+ * restore: the kernel then moves the console to its own VT, which a frozen
+ * plymouthd holding it would never release. The splash is no longer active
+ * after this.
+ */
+int hib_plymouth_quit(struct hib_plymouth *p, struct hib_error *err);
+
+/*
  * Ask @prompt in the splash (`ask-for-password`), the answer read straight
  * into @buf (the caller's locked memory) without the newline: as
  * hib_askpass_agent answers (-ECANCELED: no answer; -ENODATA empty; -E2BIG).

@@ -155,6 +155,23 @@ static void progress_every_step_and_the_end(void **state)
 	assert_int_equal(hib_plymouth_progress(&p, "Resuming", 100, 10, &err), 0);
 }
 
+static void quit_keeps_the_picture_and_ends_the_splash(void **state)
+{
+	struct fx *f = *state;
+	struct hib_plymouth p;
+	struct hib_error err;
+
+	write_client(f, "exit 0");
+	assert_true(probe(f, &p));
+	assert_int_equal(hib_plymouth_quit(&p, &err), 0);
+	assert_false(hib_plymouth_active(&p));
+	assert_string_equal(slurp(f->calls), "--ping\nquit --retain-splash\n");
+	/* Once gone, nothing more is sent to it. */
+	assert_int_equal(hib_plymouth_quit(&p, &err), 0);
+	assert_int_equal(hib_plymouth_message(&p, "m", &err), -ENOENT);
+	assert_string_equal(slurp(f->calls), "--ping\nquit --retain-splash\n");
+}
+
 static void nothing_without_a_splash(void **state)
 {
 	struct hib_plymouth p = { .client = "", .last_pct = -1 };
@@ -210,9 +227,13 @@ static void passphrase_refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		FX(probe_needs_the_daemon_to_answer), FX(messages_go_to_the_splash),
-		FX(progress_every_step_and_the_end),  cmocka_unit_test(nothing_without_a_splash),
-		FX(passphrase_asked_in_the_splash),   FX(passphrase_refusals),
+		FX(probe_needs_the_daemon_to_answer),
+		FX(messages_go_to_the_splash),
+		FX(progress_every_step_and_the_end),
+		cmocka_unit_test(nothing_without_a_splash),
+		FX(passphrase_asked_in_the_splash),
+		FX(passphrase_refusals),
+		FX(quit_keeps_the_picture_and_ends_the_splash),
 	};
 	quiet_logs();
 	return cmocka_run_group_tests(tests, NULL, NULL);

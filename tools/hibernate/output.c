@@ -40,6 +40,17 @@ void output_splash(struct control *ctl)
 		ctl->out.progress_tty = false;
 }
 
+/* The restore is next (hib_options.before_restore): the splash lets the
+ * console go while it still can, its last picture left on the screen. */
+void output_before_restore(void *ud)
+{
+	struct control *ctl = ud;
+	struct hib_error err;
+
+	if (hib_plymouth_active(&ctl->out.splash) && hib_plymouth_quit(&ctl->out.splash, &err) < 0)
+		tlog(ctl, HIB_LOG_WARN, "%s", err.msg);
+}
+
 /* A message line in the splash; its failure is the splash's, not the run's. */
 void output_splash_message(struct control *ctl, const char *msg)
 {
@@ -193,6 +204,8 @@ struct hib_options output_options(struct control *ctl)
 	opts.progress_userdata = ctl;
 	opts.stats = output_stats;
 	opts.stats_userdata = ctl;
+	opts.before_restore = output_before_restore;
+	opts.before_restore_userdata = ctl;
 	return opts;
 }
 

@@ -145,8 +145,9 @@ static int read_passphrase_splash(struct secrets *s, const char *prompt, struct 
 	char msg[256];
 	int r;
 
-	/* Said on the console and in the kernel log: the splash hides both. */
+	/* In the kernel log too: the splash takes the console's output. */
 	tlog(s->ctl, HIB_LOG_PROGRESS, "asking for the passphrase in the splash");
+	output_kmsg(s->ctl, HIB_LOG_INFO, "asking for the passphrase in the splash");
 	r = hib_plymouth_ask(&s->ctl->out.splash, prompt_text(prompt, msg, sizeof(msg)), b->data,
 			     sizeof(b->data), &b->len, &err);
 	if (r < 0 && r != -ENODATA)

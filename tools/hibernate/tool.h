@@ -112,6 +112,7 @@ void output_progress_start(struct control *ctl);
 /* Resume: find Plymouth's splash (lib/frontend/plymouth.h); with one, the
  * load's progress goes there and the console gets lines. */
 void output_splash(struct control *ctl);
+void output_before_restore(void *ud);
 /* A line in the splash, if there is one; never while processes are frozen. */
 void output_splash_message(struct control *ctl, const char *msg);
 /* hib_stats_fn: the STATS line at info; @ud is the struct control. */

@@ -665,8 +665,8 @@ int main(int argc, char **argv)
 		printf("map_pages=%u\n", im->map_pages);
 		printf("extents=%u\n", im->next);
 		if (im->next) {
-			printf("extent_first=%" PRIu64 ",%" PRIu64 "\n", (uint64_t)im->ext[0].offset,
-			       (uint64_t)im->ext[0].pages);
+			printf("extent_first=%" PRIu64 ",%" PRIu64 "\n",
+			       (uint64_t)im->ext[0].offset, (uint64_t)im->ext[0].pages);
 			printf("extent_last=%" PRIu64 ",%" PRIu64 "\n",
 			       (uint64_t)im->ext[im->next - 1].offset,
 			       (uint64_t)im->ext[im->next - 1].pages);
