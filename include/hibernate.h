@@ -417,6 +417,13 @@ struct hib_options {
 	 * never returns to the caller, and the memory this process leaves behind
 	 * is not wiped by the kernel (see lib/engine/resume.c). NULL: not called. */
 	void (*forget_secret)(void *userdata);
+	/* Resume: called once the image is loaded and verified, right before
+	 * processes are frozen for the restore: the last moment another process
+	 * can act. The kernel's restore moves the console to its own VT, which a
+	 * frozen process holding the VT (a splash, VT_PROCESS) would never
+	 * release: a splash is told to quit here. NULL: not called. */
+	void (*before_restore)(void *userdata);
+	void *before_restore_userdata;
 	/* Resume: an image written by another kernel is kept (for a boot of that
 	 * kernel: HIB_RESUME_KEPT) instead of discarded.  Safe because a later resume
 	 * still refuses it when this boot changed the filesystems it remembers. */

@@ -760,6 +760,8 @@ static int resume_restore(struct cycle *c)
 		 (unsigned long long)(c->rc.snap_ns / 1000000));
 	if (c->o->stats)
 		c->o->stats(HIB_STATS_RESUME, &c->stats, c->o->stats_userdata);
+	if (c->o->before_restore)
+		c->o->before_restore(c->o->before_restore_userdata);
 	r = snap->ops->freeze(snap);
 	if (r < 0)
 		return log_err(r, "freezing processes before the restore failed: %m");

@@ -46,8 +46,8 @@ enum hib_askpass_via hib_askpass_choose(const struct hib_askpass_env *env)
 {
 	bool agents = env->systemd && env->agent[0];
 
-	if (env->plymouth && agents)
-		return HIB_ASKPASS_AGENT;
+	if (env->plymouth)
+		return agents ? HIB_ASKPASS_AGENT : HIB_ASKPASS_PLYMOUTH;
 	if (env->stdin_tty)
 		return HIB_ASKPASS_TTY;
 	if (env->stdin_data)

@@ -14,10 +14,12 @@
 #include "hibernate.h"
 
 enum hib_askpass_via {
-	HIB_ASKPASS_TTY,   /* the terminal on stdin, echo off */
-	HIB_ASKPASS_STDIN, /* a pipe or file on stdin: one line, as given */
-	HIB_ASKPASS_AGENT, /* systemd-ask-password */
-	HIB_ASKPASS_NONE,  /* nowhere to ask */
+	HIB_ASKPASS_TTY,      /* the terminal on stdin, echo off */
+	HIB_ASKPASS_STDIN,    /* a pipe or file on stdin: one line, as given */
+	HIB_ASKPASS_AGENT,    /* systemd-ask-password */
+	HIB_ASKPASS_PLYMOUTH, /* the splash's own question (plymouth ask-for-password):
+			       * a splash and no systemd to run the agents (initramfs-tools) */
+	HIB_ASKPASS_NONE,     /* nowhere to ask */
 };
 
 /* What the choice depends on; hib_askpass_probe fills it from this process. */
@@ -41,8 +43,9 @@ void hib_askpass_probe_at(struct hib_askpass_env *ret, const char *const *agents
 /*
  * The agents when a splash owns the screen (typing on the console under it
  * reaches nobody) and when there is no terminal nor data on stdin; otherwise
- * stdin. The agents only where systemd runs them; NONE when they are wanted
- * but absent. Pure.
+ * stdin. The agents only where systemd runs them; under a splash without
+ * them, the splash's own question (PLYMOUTH); NONE when they are wanted but
+ * absent. Pure.
  */
 enum hib_askpass_via hib_askpass_choose(const struct hib_askpass_env *env);
 

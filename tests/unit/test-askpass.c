@@ -94,9 +94,11 @@ static void choice_follows_the_situation(void **state)
 		/* A splash owns the screen: through its agent, terminal or not. */
 		{ true, false, true, true, true, HIB_ASKPASS_AGENT },
 		{ false, true, true, true, true, HIB_ASKPASS_AGENT },
-		/* ... unless no agent can reach it. */
-		{ true, false, true, false, true, HIB_ASKPASS_TTY },
-		{ true, false, true, true, false, HIB_ASKPASS_TTY },
+		/* ... and where no agent can reach it (initramfs-tools runs no
+		 * systemd), the splash's own question. */
+		{ true, false, true, false, true, HIB_ASKPASS_PLYMOUTH },
+		{ true, false, true, true, false, HIB_ASKPASS_PLYMOUTH },
+		{ false, false, true, false, false, HIB_ASKPASS_PLYMOUTH },
 		/* A script pipes the passphrase in. */
 		{ false, true, false, true, true, HIB_ASKPASS_STDIN },
 		{ false, true, false, false, false, HIB_ASKPASS_STDIN },

@@ -26,6 +26,29 @@ struct cycle_case {
 	uint32_t frag_every;
 };
 
+/* The order of the restore's last steps: 'b' before_restore, 'f' the freeze. */
+static char restore_order[8];
+
+static void note_step(char c)
+{
+	size_t n = strlen(restore_order);
+
+	if (n < sizeof(restore_order) - 1)
+		restore_order[n] = c;
+}
+
+static void on_before_restore(void *ud)
+{
+	(void)ud;
+	note_step('b');
+}
+
+static void on_freeze(void *ud)
+{
+	(void)ud;
+	note_step('f');
+}
+
 static void run_cycle(const struct cycle_case *cc, enum hib_io_mode io_mode)
 {
 	char path[] = "/tmp/hib-test-XXXXXX";
@@ -37,6 +60,7 @@ static void run_cycle(const struct cycle_case *cc, enum hib_io_mode io_mode)
 		.frag_every = cc->frag_every,
 		.fail_read_at = -1,
 		.fail_write_at = -1,
+		.on_freeze = on_freeze,
 	};
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
@@ -79,8 +103,12 @@ static void run_cycle(const struct cycle_case *cc, enum hib_io_mode io_mode)
 		assert_true(info.stored_bytes < info.stream_bytes);
 
 	hib_snapshot_fake_reset(snap, HIB_SNAP_RESUME);
+	o.before_restore = on_before_restore;
+	memset(restore_order, 0, sizeof(restore_order));
 	assert_int_equal(hib_resume(t, snap, &o, &resumed, NULL), 0);
 	assert_int_equal(resumed, HIB_RESUME_RESTORED);
+	/* The splash's last chance comes before the freeze, once. */
+	assert_string_equal(restore_order, "bf");
 	hib_snapshot_fake_result(snap, &ok, &complete, &restored, NULL);
 	assert_true(restored);
 	assert_true(complete);
@@ -138,6 +166,7 @@ static unsigned adaptive_cycle(bool no_adaptive, enum hib_io_mode io_mode, uint6
 		.swap_pages = swap_pages,
 		.fail_read_at = -1,
 		.fail_write_at = -1,
+		.on_freeze = on_freeze,
 	};
 	struct hib_target *t = NULL;
 	struct hib_snapshot *snap = NULL;
@@ -169,8 +198,12 @@ static unsigned adaptive_cycle(bool no_adaptive, enum hib_io_mode io_mode, uint6
 	*ret_stored = st.stored_bytes;
 	/* Raw and compressed blocks mixed: it must resume byte for byte. */
 	hib_snapshot_fake_reset(snap, HIB_SNAP_RESUME);
+	o.before_restore = on_before_restore;
+	memset(restore_order, 0, sizeof(restore_order));
 	assert_int_equal(hib_resume(t, snap, &o, &resumed, NULL), 0);
 	assert_int_equal(resumed, HIB_RESUME_RESTORED);
+	/* The splash's last chance comes before the freeze, once. */
+	assert_string_equal(restore_order, "bf");
 	hib_snapshot_fake_result(snap, &ok, &complete, &restored, NULL);
 	assert_true(restored && complete);
 	assert_int_equal(ok, stream_pages);

@@ -24,7 +24,40 @@ void output_init(struct output *o)
 		.kmsg_fd = -1,
 		.progress_tty = isatty(STDERR_FILENO),
 		.progress_last_pct = -1,
+		.splash = { .last_pct = -1 },
 	};
+}
+
+/* Resume under a splash: the load's progress goes to it, the console gets
+ * lines only (under the splash no one sees them, and no bar is drawn over
+ * it). The splash is spoken to only where nothing is frozen — the question,
+ * the load, the end of a resume that failed — never from the library's log
+ * callback, which also runs between FREEZE and the restore, when plymouthd
+ * and any child we start would be frozen too. */
+void output_splash(struct control *ctl)
+{
+	if (hib_plymouth_probe(&ctl->out.splash))
+		ctl->out.progress_tty = false;
+}
+
+/* The restore is next (hib_options.before_restore): the splash lets the
+ * console go while it still can, its last picture left on the screen. */
+void output_before_restore(void *ud)
+{
+	struct control *ctl = ud;
+	struct hib_error err;
+
+	if (hib_plymouth_active(&ctl->out.splash) && hib_plymouth_quit(&ctl->out.splash, &err) < 0)
+		tlog(ctl, HIB_LOG_WARN, "%s", err.msg);
+}
+
+/* A message line in the splash; its failure is the splash's, not the run's. */
+void output_splash_message(struct control *ctl, const char *msg)
+{
+	struct hib_error err;
+
+	if (hib_plymouth_active(&ctl->out.splash))
+		hib_plymouth_message(&ctl->out.splash, msg, &err);
 }
 
 uint64_t now_ms(void)
@@ -145,6 +178,12 @@ void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 	const char *what = writing ? "Writing image" : "Loading image";
 
 	o->loading |= !writing;
+	if (hib_plymouth_active(&o->splash)) {
+		struct hib_error err;
+
+		hib_plymouth_progress(&o->splash, writing ? "Hibernating" : "Resuming", pct, 5,
+				      &err);
+	}
 	if (o->loglevel < HIB_LOG_PROGRESS)
 		return;
 	if (o->progress_tty) {
@@ -168,6 +207,8 @@ struct hib_options output_options(struct control *ctl)
 	opts.progress_userdata = ctl;
 	opts.stats = output_stats;
 	opts.stats_userdata = ctl;
+	opts.before_restore = output_before_restore;
+	opts.before_restore_userdata = ctl;
 	return opts;
 }
 

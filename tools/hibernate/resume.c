@@ -113,6 +113,17 @@ static int load_and_restore(struct control *ctl, struct hib_target *t,
 	return hib_resume(t, r < 0 ? NULL : snap, &opts, outcome, NULL);
 }
 
+/* The splash's last line before the boot goes on: why, in the library's words
+ * (hib_resume has returned: nothing is frozen). */
+static void splash_refused(struct control *ctl)
+{
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "The saved image was not resumed: %s. Starting normally.",
+		 ctl->out.last_error[0] ? ctl->out.last_error : "see the boot log");
+	output_splash_message(ctl, msg);
+}
+
 int do_resume(struct control *ctl)
 {
 	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
@@ -123,6 +134,7 @@ int do_resume(struct control *ctl)
 	/* noresume: the user wants a fresh boot. */
 	if (resume_refused())
 		return discard_for_noresume(ctl);
+	output_splash(ctl);
 	r = pick_target(ctl, false, &t);
 	if (r < 0)
 		return r == -ENOENT && !ctl->device && !ctl->cfg.device ? EXIT_SUCCESS
@@ -144,5 +156,6 @@ int do_resume(struct control *ctl)
 				 ctl->out.loading ? HIB_HISTORY_RESUME_FAILED : HIB_HISTORY_REFUSED,
 				 &info, ctl->out.last_error);
 	say(ctl, "resume failed; booting normally");
+	splash_refused(ctl);
 	return EXIT_FAILURE;
 }

@@ -93,6 +93,12 @@ static enum hib_askpass_via ask_via(struct secrets *s)
 	if (!s->probed) {
 		hib_askpass_probe(&s->askpass);
 		s->probed = true;
+		/* A splash whose client does not answer asks nothing: the
+		 * choice as if there were none. */
+		if (hib_askpass_choose(&s->askpass) == HIB_ASKPASS_PLYMOUTH &&
+		    !hib_plymouth_active(&s->ctl->out.splash) &&
+		    !hib_plymouth_probe(&s->ctl->out.splash))
+			s->askpass.plymouth = false;
 	}
 	return hib_askpass_choose(&s->askpass);
 }
@@ -102,7 +108,7 @@ static bool ask_interactive(struct secrets *s)
 {
 	enum hib_askpass_via via = ask_via(s);
 
-	return via == HIB_ASKPASS_TTY || via == HIB_ASKPASS_AGENT;
+	return via == HIB_ASKPASS_TTY || via == HIB_ASKPASS_AGENT || via == HIB_ASKPASS_PLYMOUTH;
 }
 
 /* @prompt without its trailing blank, for the agents (they lay out their own)
@@ -127,6 +133,23 @@ static int read_passphrase_agent(struct secrets *s, const char *prompt, unsigned
 
 	r = hib_askpass_agent(s->askpass.agent, "image", prompt_text(prompt, msg, sizeof(msg)),
 			      timeout_s, b->data, sizeof(b->data), &b->len, &err);
+	if (r < 0 && r != -ENODATA)
+		say(s->ctl, "%s", err.msg);
+	return r;
+}
+
+/* The splash's own question (initramfs-tools under Plymouth). */
+static int read_passphrase_splash(struct secrets *s, const char *prompt, struct secret_buf *b)
+{
+	struct hib_error err;
+	char msg[256];
+	int r;
+
+	/* In the kernel log too: the splash takes the console's output. */
+	tlog(s->ctl, HIB_LOG_PROGRESS, "asking for the passphrase in the splash");
+	output_kmsg(s->ctl, HIB_LOG_INFO, "asking for the passphrase in the splash");
+	r = hib_plymouth_ask(&s->ctl->out.splash, prompt_text(prompt, msg, sizeof(msg)), b->data,
+			     sizeof(b->data), &b->len, &err);
 	if (r < 0 && r != -ENODATA)
 		say(s->ctl, "%s", err.msg);
 	return r;
@@ -176,6 +199,8 @@ static int read_passphrase(struct secrets *s, const char *prompt, unsigned agent
 	}
 	if (via == HIB_ASKPASS_AGENT)
 		return read_passphrase_agent(s, prompt, agent_timeout_s, b);
+	if (via == HIB_ASKPASS_PLYMOUTH)
+		return read_passphrase_splash(s, prompt, b);
 	return read_passphrase_stdin(prompt, via == HIB_ASKPASS_TTY, b);
 }
 

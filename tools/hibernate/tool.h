@@ -34,6 +34,7 @@
 #include "frontend/history.h"
 #include "pipeline/tpm.h"
 #include "frontend/keyfile.h"
+#include "frontend/plymouth.h"
 #include "hibernate.h"
 
 #define EXIT_USAGE 2
@@ -63,7 +64,11 @@ struct output {
 	int progress_last_pct;   /* -1: no bar on the line */
 	const char *cancel_hint; /* the bar's "Esc cancels" while writing; NULL: none */
 	bool loading;            /* a "load" progress came: the resume got past its checks */
-	char last_error[512];    /* the library's last error, shown or not: a record's reason */
+	char last_error[512];    /* the library's last error, shown or not: a record's reason,
+				  * the splash's last line */
+	/* Plymouth's splash, where resume found one: the progress and the
+	 * messages go there, and the console gets lines, not a bar. */
+	struct hib_plymouth splash;
 };
 
 struct control {
@@ -111,6 +116,12 @@ void output_kmsg(struct control *ctl, enum hib_loglevel level, const char *msg);
 /* hib_progress_fn: @ud is the struct control. */
 void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud);
 void output_progress_start(struct control *ctl);
+/* Resume: find Plymouth's splash (lib/frontend/plymouth.h); with one, the
+ * load's progress goes there and the console gets lines. */
+void output_splash(struct control *ctl);
+void output_before_restore(void *ud);
+/* A line in the splash, if there is one; never while processes are frozen. */
+void output_splash_message(struct control *ctl, const char *msg);
 /* hib_stats_fn: the STATS line at info; @ud is the struct control. */
 void output_stats(enum hib_stats_side side, const struct hib_stats *st, void *ud);
 /* A step's own copy of the configuration's engine options, with the progress

@@ -664,6 +664,13 @@ int main(int argc, char **argv)
 		printf("blocks=%u\n", im->nblocks);
 		printf("map_pages=%u\n", im->map_pages);
 		printf("extents=%u\n", im->next);
+		if (im->next) {
+			printf("extent_first=%" PRIu64 ",%" PRIu64 "\n",
+			       (uint64_t)im->ext[0].offset, (uint64_t)im->ext[0].pages);
+			printf("extent_last=%" PRIu64 ",%" PRIu64 "\n",
+			       (uint64_t)im->ext[im->next - 1].offset,
+			       (uint64_t)im->ext[im->next - 1].pages);
+		}
 		uint64_t end = im->tail.header_offset + PAGE;
 		for (uint32_t i = 0; i < im->next; i++)
 			if (im->ext[i].offset + im->ext[i].pages * PAGE > end)
