@@ -970,6 +970,67 @@ static void resume_discard_restores_exact_swap_header(void **state)
 	unlink(path);
 }
 
+/* How a caller tells a refused image from a failed load (the program's
+ * history): a "load" progress at 0% once the checks passed, before any block,
+ * so even a first block that fails follows one; a refused header, none. */
+struct load_seen {
+	unsigned calls;
+	uint64_t first_done;
+};
+
+static void load_progress(const char *phase, uint64_t done, uint64_t total, void *ud)
+{
+	struct load_seen *l = ud;
+
+	(void)total;
+	if (strcmp(phase, "load") == 0 && l->calls++ == 0)
+		l->first_done = done;
+}
+
+static int resume_seen(const char *path, const struct hib_fake_params *fp, struct load_seen *l)
+{
+	struct hib_target *t = NULL;
+	struct hib_snapshot *snap = NULL;
+	struct hib_options o;
+	int r;
+
+	hib_options_init(&o);
+	o.threads = 1;
+	o.progress = load_progress;
+	o.progress_userdata = l;
+	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
+	assert_int_equal(hib_snapshot_fake_new(fp, HIB_SNAP_RESUME, &snap), 0);
+	r = hib_resume(t, snap, &o, NULL, NULL);
+	hib_snapshot_close(snap);
+	hib_target_close(t);
+	return r;
+}
+
+static void resume_says_when_the_load_begins(void **state)
+{
+	struct hib_fake_params fp = fake_params(SEED + 4, 400, 900, 0);
+	char path[PATH_MAX];
+	struct load_seen l = { 0 };
+
+	(void)state;
+	new_swap(path, "loadbegins", fp.swap_pages);
+	assert_int_equal(write_image(path, &fp, HIB_COMPRESS_NONE, 1, NULL, NULL),
+			 HIB_SUSPEND_WRITTEN);
+	xor_byte_at(path, 2 * TEST_PAGE + 64 + 1000, 0x80); /* block 0, as above */
+	assert_int_equal(resume_seen(path, &fp, &l), -EBADMSG);
+	assert_true(l.calls >= 1);
+	assert_int_equal(l.first_done, 0);
+
+	/* The header damaged: refused before the load, no "load" progress. */
+	l = (struct load_seen){ 0 };
+	assert_int_equal(write_image(path, &fp, HIB_COMPRESS_NONE, 1, NULL, NULL),
+			 HIB_SUSPEND_WRITTEN);
+	xor_byte_at(path, TEST_PAGE + 200, 0x80);
+	assert_true(resume_seen(path, &fp, &l) < 0);
+	assert_int_equal(l.calls, 0);
+	unlink(path);
+}
+
 /* The resume side leaves the cycle's numbers where the header was, for the
  * restored system; taking them zeroes the page. */
 static void resume_leaves_report_for_resumed_system(void **state)
@@ -1584,6 +1645,7 @@ int main(void)
 		NAMED(pipe_memory_bounded_for_many_cpus),
 		NAMED(resume_restores_exact_swap_header),
 		NAMED(resume_discard_restores_exact_swap_header),
+		NAMED(resume_says_when_the_load_begins),
 		NAMED(resume_leaves_report_for_resumed_system),
 		NAMED(invalidate_image_restores_swap),
 		NAMED(invalidate_plain_swap_writes_nothing),
