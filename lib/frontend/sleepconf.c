@@ -177,8 +177,8 @@ int hib_parse_boolean(const char *s, bool *ret)
 
 const char *hib_sleep_disallowed(const struct hib_sleep_conf *c, int op)
 {
-	if (op == 1 && !c->allow_hybrid)
-		return "AllowHybridSleep=no";
+	if (op == 1)
+		return c->allow_hybrid ? NULL : "AllowHybridSleep=no";
 	if (op == 2 && !c->allow_sth)
 		return "AllowSuspendThenHibernate=no";
 	if (op == 2 && !c->allow_suspend)

@@ -66,6 +66,7 @@ int hib_parse_boolean(const char *s, bool *ret);
 
 /* Why systemd would refuse @op (0 hibernate, 1 hybrid-sleep, 2 suspend-then-
  * hibernate: enum hib_sleep_op) under @c's Allow*= keys; NULL when it may run.
+ * As in systemd, hybrid-sleep asks AllowHybridSleep= alone, and
  * suspend-then-hibernate needs AllowSuspend= and AllowHibernation= too. */
 const char *hib_sleep_disallowed(const struct hib_sleep_conf *c, int op);
 

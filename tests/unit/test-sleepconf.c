@@ -170,6 +170,10 @@ static void sth_keys(void **state)
 			 0);
 	assert_string_equal(hib_sleep_disallowed(&c, 2), "AllowHibernation=no");
 	assert_string_equal(hib_sleep_disallowed(&c, 0), "AllowHibernation=no");
+	assert_null(hib_sleep_disallowed(&c, 1)); /* hybrid-sleep has its own key */
+	assert_int_equal(hib_sleep_conf_parse(&c, "[Sleep]\nAllowHybridSleep=no\n", &line, &err),
+			 0);
+	assert_string_equal(hib_sleep_disallowed(&c, 1), "AllowHybridSleep=no");
 	assert_int_equal(hib_sleep_conf_parse(&c, "[Sleep]\nHibernateOnACPower=maybe\n", &line,
 					      &err),
 			 -EINVAL);
