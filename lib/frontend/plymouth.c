@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "frontend/plymouth.h"
@@ -40,10 +41,16 @@ bool hib_plymouth_probe_at(struct hib_plymouth *p, const char *run_dir, const ch
 	struct hib_error err;
 	struct hib_spawn_result res;
 
+	FILE *f;
+
 	*p = (struct hib_plymouth){ .last_pct = -1 };
 	snprintf(pid, sizeof(pid), "%s/plymouth/pid", run_dir && *run_dir ? run_dir : "/run");
-	if (access(pid, F_OK) != 0)
+	f = fopen(pid, "re");
+	if (!f)
 		return false;
+	if (fscanf(f, "%d", &p->pid) != 1 || p->pid <= 0)
+		p->pid = 0;
+	fclose(f);
 	for (clients = clients ? clients : client_paths; *clients; clients++) {
 		const char *argv[] = { *clients, "--ping", NULL };
 
@@ -104,6 +111,32 @@ int hib_plymouth_progress(struct hib_plymouth *p, const char *what, int pct, int
 	return r < 0 ? r : 1;
 }
 
+/* @pid has exited: no /proc entry, or a zombie's. */
+static bool process_gone(int pid)
+{
+	char path[64], state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	/* "PID (COMM) STATE ...": COMM may hold spaces and parentheses. */
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state == 'Z' || state == 'X';
+}
+
+/* plymouthd answers quit before it has let go of the terminal: wait for it. */
+static void wait_gone(int pid)
+{
+	const struct timespec step = { 0, 20 * 1000 * 1000 };
+
+	for (int i = 0; pid > 0 && i < 250 && !process_gone(pid); i++)
+		nanosleep(&step, NULL);
+}
+
 int hib_plymouth_quit(struct hib_plymouth *p, struct hib_error *err)
 {
 	const char *argv[] = { p->client, "quit", "--retain-splash", NULL };
@@ -114,6 +147,8 @@ int hib_plymouth_quit(struct hib_plymouth *p, struct hib_error *err)
 		return 0;
 	r = plymouth_run(argv, PLYMOUTH_TIMEOUT_MS, NULL, 0, &res, err);
 	p->client[0] = 0;
+	if (r == 0)
+		wait_gone(p->pid);
 	if (r > 0)
 		return hib_error_set(err, -EPROTO, "plymouth quit exited with %d", r);
 	return r;

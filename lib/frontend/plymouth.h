@@ -19,6 +19,7 @@ struct hib_plymouth {
 	/* The client's path, "" when there is none or no plymouthd answers it. */
 	char client[128];
 	int last_pct; /* the last progress shown; -1 none */
+	int pid;      /* plymouthd's, from its pid file; 0 unknown */
 };
 
 /*
@@ -50,8 +51,9 @@ int hib_plymouth_progress(struct hib_plymouth *p, const char *what, int pct, int
  * Let the splash go (`quit --retain-splash`: its last picture stays on the
  * screen) and give the console back, before processes are frozen for a
  * restore: the kernel then moves the console to its own VT, which a frozen
- * plymouthd holding it would never release. The splash is no longer active
- * after this.
+ * plymouthd holding it would never release: so this returns once plymouthd
+ * is gone (or a zombie), at most 5 s. The splash is no longer active after
+ * this.
  */
 int hib_plymouth_quit(struct hib_plymouth *p, struct hib_error *err);
 

@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -172,6 +175,40 @@ static void quit_keeps_the_picture_and_ends_the_splash(void **state)
 	assert_string_equal(slurp(f->calls), "--ping\nquit --retain-splash\n");
 }
 
+/* plymouthd answers quit before it lets the terminal go: quit returns only
+ * once it is gone. The daemon here is a child that the stand-in client has
+ * killed 300 ms after it answered. */
+static void quit_waits_for_the_daemon_to_go(void **state)
+{
+	struct fx *f = *state;
+	struct hib_plymouth p;
+	struct hib_error err;
+	char pidfile[PATH_MAX + 64], body[256];
+	pid_t daemon = fork();
+	FILE *s;
+
+	if (daemon == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_true(daemon > 0);
+	snprintf(pidfile, sizeof(pidfile), "%s/plymouth/pid", f->run);
+	s = fopen(pidfile, "w");
+	assert_non_null(s);
+	fprintf(s, "%d\n", daemon);
+	fclose(s);
+	snprintf(body, sizeof(body),
+		 "[ \"$1\" = quit ] && { setsid -f sh -c 'sleep 0.3; kill %d'; } "
+		 "</dev/null >/dev/null 2>&1\nexit 0",
+		 daemon);
+	write_client(f, body);
+	assert_true(probe(f, &p));
+	assert_int_equal(p.pid, daemon);
+	assert_int_equal(hib_plymouth_quit(&p, &err), 0);
+	/* Gone (a zombie of ours) when quit returned. */
+	assert_int_equal(waitpid(daemon, NULL, WNOHANG), daemon);
+}
+
 static void nothing_without_a_splash(void **state)
 {
 	struct hib_plymouth p = { .client = "", .last_pct = -1 };
@@ -234,6 +271,7 @@ int main(void)
 		FX(passphrase_asked_in_the_splash),
 		FX(passphrase_refusals),
 		FX(quit_keeps_the_picture_and_ends_the_splash),
+		FX(quit_waits_for_the_daemon_to_go),
 	};
 	quiet_logs();
 	return cmocka_run_group_tests(tests, NULL, NULL);
