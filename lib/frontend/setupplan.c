@@ -265,15 +265,16 @@ static void put_key_line(struct buf *b, const char *line, const char *value)
 					   ((n = nl_ ? (size_t)(nl_ - l + 1) : strlen(l)), 1);     \
 	     l += n)
 
-char *hib_setup_conf_edit(const char *text, const char *device)
+char *hib_setup_conf_edit(const char *text, const char *device, const char *offset)
 {
 	struct buf b = { 0 };
 	const char *s = text ? text : "", *insert_at = NULL;
 	bool has_device = false, done = false;
-	char line[PATH_MAX + 16];
+	char line[2 * PATH_MAX];
 	size_t n;
 
-	snprintf(line, sizeof(line), "device = %s\n", device);
+	snprintf(line, sizeof(line), "device = %s\n%s%s%s", device, offset ? "offset = " : "",
+		 offset ? offset : "", offset ? "\n" : "");
 	FOR_EACH_LINE(l, n, s)
 	{
 		has_device |= line_is_key(l, "device");
@@ -284,6 +285,9 @@ char *hib_setup_conf_edit(const char *text, const char *device)
 	{
 		if (line_is_key(l, "device") && !done) {
 			put_key_line(&b, l, device);
+			if (offset)
+				put(&b, line + strlen(device) + 10,
+				    strlen(line + strlen(device) + 10));
 			done = true;
 		} else if (!line_is_key(l, "device") && !line_is_key(l, "offset")) {
 			put(&b, l, n);

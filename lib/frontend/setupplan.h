@@ -79,12 +79,13 @@ int hib_setup_decide(const struct hib_setup_input *in, struct hib_setup_plan *re
 const char *hib_setup_kind_name(enum hib_setup_kind k);
 
 /*
- * hibernate.conf's text with `device = @device` (and no offset: setup's
- * targets need none), the rest byte-identical: an existing device line keeps
- * its indentation and trailing comment; a missing one is added at the end.
+ * hibernate.conf's text with `device = @device` and `offset = @offset` (NULL:
+ * no offset line: setup's targets need none; the initramfs's copy gets the
+ * resolved one), the rest byte-identical: an existing device line keeps its
+ * spacing; a missing one goes under the commented example, else at the end.
  * NULL @text: an empty file. Malloc'ed, NULL when out of memory.
  */
-char *hib_setup_conf_edit(const char *text, const char *device);
+char *hib_setup_conf_edit(const char *text, const char *device, const char *offset);
 /* fstab's text with the swap line for @file added unless one names it; malloc'ed. */
 char *hib_setup_fstab_edit(const char *text, const char *file, int prio);
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "frontend/location.h"
 #include "frontend/setupplan.h"
 #include "frontend/setupstate.h"
 
@@ -193,7 +194,7 @@ static void conf_edits(void **state)
 
 	(void)state;
 	/* The shipped file: the key goes under its commented example. */
-	a = hib_setup_conf_edit(shipped_conf, "/var/lib/hibernate/image");
+	a = hib_setup_conf_edit(shipped_conf, "/var/lib/hibernate/image", NULL);
 	assert_string_equal(a, "# comment\n"
 			       "# The target\n"
 			       "#device = /dev/disk/by-uuid/...\n"
@@ -203,13 +204,20 @@ static void conf_edits(void **state)
 			       "#compress = lz4\n"
 			       "loglevel   =  4\n");
 	/* Idempotent, and another value replaces the line in place. */
-	b = hib_setup_conf_edit(a, "/var/lib/hibernate/image");
+	b = hib_setup_conf_edit(a, "/var/lib/hibernate/image", NULL);
 	assert_string_equal(a, b);
 	free(b);
-	b = hib_setup_conf_edit("  device\t=  /dev/sda2\noffset = 12\nverify = yes", "UUID=ab");
+	b = hib_setup_conf_edit("  device\t=  /dev/sda2\noffset = 12\nverify = yes", "UUID=ab",
+				NULL);
 	assert_string_equal(b, "  device\t=  UUID=ab\nverify = yes\n");
-	c = hib_setup_conf_edit(NULL, "UUID=ab");
+	c = hib_setup_conf_edit(NULL, "UUID=ab", NULL);
 	assert_string_equal(c, "device = UUID=ab\n");
+	free(b), free(c);
+	/* The initramfs's copy: the resolved location, offset under device. */
+	b = hib_setup_conf_edit(a, "UUID=fs", "1234");
+	assert_non_null(strstr(b, "#offset = 0\ndevice = UUID=fs\noffset = 1234\n\n"));
+	c = hib_setup_conf_edit("offset = 9\n device = /x\n", "UUID=fs", "77");
+	assert_string_equal(c, " device = UUID=fs\noffset = 77\n");
 	free(a), free(b), free(c);
 }
 
@@ -370,7 +378,7 @@ static void undo_is_byte_identical(void **state)
 	put_under(f->root, "/etc/fstab", "UUID=x / ext4 defaults 0 1\n");
 	snprintf(p, sizeof(p), "%s/etc/hibernate.conf", f->root);
 	chmod(p, 0640);
-	edited = hib_setup_conf_edit(conf, "/var/lib/hibernate/image");
+	edited = hib_setup_conf_edit(conf, "/var/lib/hibernate/image", NULL);
 	assert_int_equal(hib_setup_edit_file(f->root, &st, "/etc/hibernate.conf", edited, &err), 1);
 	/* The same text again changes and records nothing. */
 	assert_int_equal(hib_setup_edit_file(f->root, &st, "/etc/hibernate.conf", edited, &err), 0);
@@ -427,7 +435,7 @@ static void failure_part_way_undone(void **state)
 	assert_int_equal(hib_setup_state_add(f->root, &st, HIB_ACT_CREATED_FILE,
 					     HIB_SETUP_IMAGE_PATH, &err),
 			 0);
-	edited = hib_setup_conf_edit(conf, HIB_SETUP_IMAGE_PATH);
+	edited = hib_setup_conf_edit(conf, HIB_SETUP_IMAGE_PATH, NULL);
 	assert_int_equal(hib_setup_edit_file(f->root, &st, "/etc/hibernate.conf", edited, &err), 1);
 	free(edited);
 	assert_int_equal(hib_setup_state_add(f->root, &st, HIB_ACT_RERUN, "initramfs", &err), 0);
@@ -449,6 +457,47 @@ static void failure_part_way_undone(void **state)
 	assert_false(exists_under(f->root, HIB_SETUP_STATE_FILE));
 }
 
+/* Before the freeze: the target against the record of the running kernel's
+ * initramfs. */
+static void location_check(void **state)
+{
+	struct fx *f = *state;
+	struct hib_location target, l;
+	char msg[1024], text[128];
+
+	assert_int_equal(hib_location_parse("UUID=ab-cd 1234\n", &target), 0);
+	assert_string_equal(target.spec, "UUID=ab-cd");
+	assert_int_equal(target.offset, 1234);
+	hib_location_format(&target, text, sizeof(text));
+	assert_string_equal(text, "UUID=ab-cd 1234");
+	assert_int_equal(hib_location_parse("UUID=ab-cd x", &l), -EINVAL);
+	assert_int_equal(hib_location_parse("", &l), -EINVAL);
+
+	/* No record: refused only where one is required. */
+	assert_false(hib_location_required(f->root, NULL));
+	assert_int_equal(hib_location_check(f->root, "6.12.0", &target, false, msg, sizeof(msg)),
+			 HIB_LOCATION_UNKNOWN);
+	assert_int_equal(hib_location_check(f->root, "6.12.0", &target, true, msg, sizeof(msg)),
+			 HIB_LOCATION_UNRECORDED);
+	assert_non_null(strstr(msg, "update-initramfs -u -k 6.12.0"));
+	put_under(f->root, HIB_SETUP_STATE_FILE, "target /var/lib/hibernate/image\n");
+	assert_true(hib_location_required(f->root, NULL));
+
+	/* The record of this release: the same target passes... */
+	put_under(f->root, HIB_LOCATION_DIR "/6.12.0", "location UUID=ab-cd 1234\nbuilt 1\n");
+	assert_int_equal(hib_location_check(f->root, "6.12.0", &target, true, msg, sizeof(msg)),
+			 HIB_LOCATION_MATCH);
+	/* ...the file re-created elsewhere on the disk does not. */
+	target.offset = 99;
+	assert_int_equal(hib_location_check(f->root, "6.12.0", &target, true, msg, sizeof(msg)),
+			 HIB_LOCATION_MISMATCH);
+	assert_non_null(strstr(msg, "page 1234"));
+	assert_non_null(strstr(msg, "update-initramfs"));
+	/* Another kernel's record is not this one's. */
+	assert_int_equal(hib_location_check(f->root, "6.1.0", &target, true, msg, sizeof(msg)),
+			 HIB_LOCATION_UNRECORDED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +514,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(state_round_trip, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(undo_is_byte_identical, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(failure_part_way_undone, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(location_check, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,7 +50,9 @@ static const struct cli_command commands[] = {
 			  "make FILE an image file of MB MiB (no swap)" },
 	[CMD_CONFIG] = { "config", "ACTION [KEY]", 2, 1, CONFIG_USAGE, do_config, false,
 			 "get KEY: one key's effective value, for scripts;\n"
-			 "dump: every key's; check: is the file valid?" },
+			 "dump: every key's; check: is the file valid?\n"
+			 "location: the target's UUID and offset for the\n"
+			 "initramfs; initramfs: the file as it carries it" },
 	[CMD_SETUP] = { "setup", "[options]", 0, 0, NULL, do_setup, false,
 			"make this machine hibernate: a target, the config,\n"
 			"the initramfs (hibernate-setup(8))" },

@@ -235,7 +235,7 @@ static int step_config(struct setup *s)
 
 	if (r < 0)
 		return r;
-	text = hib_setup_conf_edit(old, s->plan.device);
+	text = hib_setup_conf_edit(old, s->plan.device, NULL);
 	if (!text)
 		return hib_error_set(&s->err, -ENOMEM, "out of memory");
 	r = conf_checks(s, text);

@@ -245,6 +245,6 @@ int do_setup(struct control *ctl);
 int do_offset(struct control *ctl);
 int do_prepare(struct control *ctl);
 int do_config(struct control *ctl);
-#define CONFIG_USAGE "config: get KEY, dump or check"
+#define CONFIG_USAGE "config: get KEY, dump, check, location or initramfs"
 
 #endif
