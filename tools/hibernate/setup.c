@@ -17,8 +17,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "frontend/location.h"
 #include "frontend/setupplan.h"
 #include "frontend/setupstate.h"
 #include "frontend/systemd.h"
@@ -276,21 +278,45 @@ static int step_swapon(struct setup *s)
 	return hib_setup_state_add(s->root, &s->st, HIB_ACT_SWAPON, s->plan.path, &s->err);
 }
 
-static int step_initramfs(struct setup *s)
+/* The running kernel's initramfs now carries the target (the hook's record). */
+static int check_record(struct setup *s)
 {
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	char full[PATH_MAX], msg[1024];
+	struct hib_location l;
+	struct utsname u;
 	int r;
 
-	if (!s->initramfs[0])
-		return 0;
-	r = hib_setup_state_add(s->root, &s->st, HIB_ACT_RERUN, "initramfs", &s->err);
+	snprintf(full, sizeof(full), "%s%s", s->root, s->plan.path);
+	if (s->plan.kind != HIB_SETUP_SWAP_AREA)
+		r = hib_location_of_file(full, &l, &s->err);
+	else if ((r = hib_target_open(s->plan.device, 0, false, &t)) < 0)
+		return hib_error_set(&s->err, r, "%s: cannot open: %s", s->plan.device,
+				     strerror(-r));
+	else
+		r = hib_location_of_target(s->root, t, &l, &s->err);
+	if (r < 0 || uname(&u) < 0)
+		return r < 0 ? r : hib_error_set(&s->err, -errno, "uname: %m");
+	if (hib_location_check(s->root, u.release, &l, true, msg, sizeof(msg)) !=
+	    HIB_LOCATION_MATCH)
+		return hib_error_set(&s->err, -ESTALE,
+				     "%s (is the package's initramfs hook installed?)", msg);
+	tlog(s->ctl, HIB_LOG_INFO, "setup: %s", msg);
+	return 0;
+}
+
+static int step_initramfs(struct setup *s)
+{
+	int r = hib_setup_state_add(s->root, &s->st, HIB_ACT_RERUN, "initramfs", &s->err);
+
 	if (r == 0)
 		r = rebuild_initramfs(s);
 	if (r < 0)
-		hib_error_prefix(&s->err, r,
-				 "%s failed: the initramfs would not find the image; fix what it "
-				 "says, then run hibernate setup again: ",
-				 s->initramfs[0]);
-	return r;
+		return hib_error_prefix(&s->err, r,
+					"%s failed: the initramfs would not find the image; fix "
+					"what it says, then run hibernate setup again: ",
+					s->initramfs[0]);
+	return check_record(s);
 }
 
 /* logind's CanHibernate follows doctor: hibernate-logind re-reads it. */
@@ -515,9 +541,13 @@ static int setup_plan(struct setup *s)
 		snprintf(s->plan.path, sizeof(s->plan.path), "%s", s->ctl->device);
 		snprintf(s->plan.device, sizeof(s->plan.device), "%s", s->ctl->device);
 	}
+	find_initramfs(s);
+	if (r == 0 && !s->initramfs[0])
+		r = hib_error_set(&s->err, -ENOENT,
+				  "neither update-initramfs nor dracut is installed: the image is "
+				  "resumed from the initramfs; install initramfs-tools or dracut");
 	if (r < 0)
 		say(s->ctl, "setup: refused: %s", s->err.msg);
-	find_initramfs(s);
 	return r;
 }
 
