@@ -92,9 +92,16 @@ static void find_initramfs(struct setup *s)
 
 static int rebuild_initramfs(struct setup *s)
 {
+	const char *argv[ARRAY_SIZE(s->initramfs)];
+	char full[PATH_MAX];
+
 	if (!s->initramfs[0])
 		return 0;
-	return run_child(s, s->initramfs, 1800);
+	/* Under a test build's root, that root's stand-in. */
+	memcpy(argv, s->initramfs, sizeof(argv));
+	snprintf(full, sizeof(full), "%s%s", s->root, s->initramfs[0]);
+	argv[0] = full;
+	return run_child(s, argv, 1800);
 }
 
 /* ---- the steps ----------------------------------------------------------- */
