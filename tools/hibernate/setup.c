@@ -119,11 +119,8 @@ static int mkdir_recorded(struct setup *s, const char *dir)
 static int make_image_file(struct setup *s)
 {
 	char full[PATH_MAX];
-	int r = mkdir_recorded(s, HIB_SETUP_DIR);
+	int r = hib_setup_state_add(s->root, &s->st, HIB_ACT_CREATED_FILE, s->plan.path, &s->err);
 
-	if (r == 0)
-		r = hib_setup_state_add(s->root, &s->st, HIB_ACT_CREATED_FILE, s->plan.path,
-					&s->err);
 	if (r < 0)
 		return r;
 	snprintf(full, sizeof(full), "%s%s", s->root, s->plan.path);
@@ -157,10 +154,8 @@ static int make_swap_file(struct setup *s)
 	static const char *const mkswap[] = { "/usr/sbin/mkswap", "/sbin/mkswap", NULL };
 	const char *bt = find_prog(s, btrfs), *mk = find_prog(s, mkswap);
 	char dir[PATH_MAX], full[PATH_MAX];
-	int r = mkdir_recorded(s, HIB_SETUP_DIR);
+	int r;
 
-	if (r < 0)
-		return r;
 	if (!bt || !mk)
 		return hib_error_set(&s->err, -ENOENT, "%s not found: install %s",
 				     bt ? "mkswap" : "btrfs", bt ? "util-linux" : "btrfs-progs");
@@ -185,7 +180,7 @@ static int step_make(struct setup *s)
 {
 	switch (s->plan.kind) {
 	case HIB_SETUP_SWAP_AREA:
-		return 0;
+		return 1;
 	case HIB_SETUP_IMAGE_FILE:
 		return make_image_file(s);
 	case HIB_SETUP_SWAP_FILE:
@@ -262,7 +257,7 @@ static int step_fstab(struct setup *s)
 	_cleanup_(freep) char *text = NULL;
 
 	if (r < 0 || s->plan.kind != HIB_SETUP_SWAP_FILE)
-		return r;
+		return r < 0 ? r : 1;
 	text = hib_setup_fstab_edit(old, s->plan.path, s->plan.swap_prio);
 	if (!text)
 		return hib_error_set(&s->err, -ENOMEM, "out of memory");
@@ -276,7 +271,7 @@ static int step_swapon(struct setup *s)
 	int flags = 0;
 
 	if (s->plan.kind != HIB_SETUP_SWAP_FILE)
-		return 0;
+		return 1;
 	snprintf(full, sizeof(full), "%s%s", s->root, s->plan.path);
 	if (s->plan.swap_prio >= 0)
 		flags = SWAP_FLAG_PREFER | (s->plan.swap_prio & SWAP_FLAG_PRIO_MASK);
@@ -335,7 +330,7 @@ static int step_logind(struct setup *s)
 
 	snprintf(full, sizeof(full), "%s/run/systemd/system", s->root);
 	if (access(full, F_OK) < 0)
-		return 0;
+		return 1;
 	if (hib_systemctl(args, NULL, 0, &e) != 0)
 		tlog(s->ctl, HIB_LOG_WARN,
 		     "setup: logind: systemctl try-restart hibernate-logind.service failed: "
@@ -347,8 +342,8 @@ static int step_logind(struct setup *s)
 
 struct step {
 	const char *name;
-	int (*run)(struct setup *s);
-	bool fatal; /* a failure undoes everything */
+	int (*run)(struct setup *s); /* 0 done, 1 nothing to do here, -errno and s->err */
+	bool fatal;                  /* a failure undoes everything */
 };
 
 static const struct step steps[] = {
@@ -384,9 +379,10 @@ static void plan_line(const struct setup *s, size_t i)
 	else if (i == 3 && p->kind == HIB_SETUP_SWAP_FILE)
 		printf("setup: %s: swapon %s%s\n", n, p->path, prio);
 	else if (i == 4)
-		printf("setup: %s: %s\n", n,
-		       s->initramfs[0] ? s->initramfs[0]
-				       : "no update-initramfs or dracut: nothing to rebuild");
+		printf("setup: %s: %s %s %s %s, then check that this kernel's initramfs "
+		       "carries the target\n",
+		       n, s->initramfs[0], s->initramfs[1], s->initramfs[2],
+		       s->initramfs[3] ? s->initramfs[3] : "");
 	else if (i == 5)
 		printf("setup: %s: systemctl try-restart hibernate-logind.service\n", n);
 }
@@ -445,6 +441,11 @@ static int undo_all(struct setup *s)
 
 static int run_steps(struct setup *s)
 {
+	/* The state's own directory, recorded first when setup makes it. */
+	if (mkdir_recorded(s, HIB_SETUP_DIR) < 0) {
+		say(s->ctl, "setup: %s", s->err.msg);
+		return EXIT_FAILURE;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
 		uint64_t t0 = now_ms();
 		int r = steps[i].run(s);
@@ -461,7 +462,10 @@ static int run_steps(struct setup *s)
 			say(s->ctl, "setup: every change undone: the system is as it was");
 			return EXIT_FAILURE;
 		}
-		printf("setup: %s: done (%" PRIu64 " ms)\n", steps[i].name, now_ms() - t0);
+		if (r == 1)
+			printf("setup: %s: nothing to do\n", steps[i].name);
+		else
+			printf("setup: %s: done (%" PRIu64 " ms)\n", steps[i].name, now_ms() - t0);
 		fflush(stdout);
 	}
 	return EXIT_SUCCESS;
@@ -499,7 +503,9 @@ static int setup_undo(struct setup *s)
 		return EXIT_FAILURE;
 	}
 	for (size_t i = s->st.n; i-- > 0;)
-		printf("setup: undo: %s\n", s->st.a[i].arg);
+		if (s->st.a[i].act != HIB_ACT_TARGET)
+			printf("setup: undo: %s%s\n",
+			       s->st.a[i].act == HIB_ACT_RERUN ? "rerun " : "", s->st.a[i].arg);
 	if (undo_all(s) < 0) {
 		say(s->ctl, "setup: --undo: %s; what is left is in %s", s->err.msg,
 		    HIB_SETUP_STATE_FILE);
