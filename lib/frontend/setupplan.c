@@ -120,6 +120,15 @@ static int file_prio(const struct hib_setup_input *in)
 	return zram && min > 0 ? 0 : -1;
 }
 
+/* Swap areas, and all of them zram. */
+static bool zram_only(const struct hib_setup_input *in)
+{
+	for (size_t i = 0; i < in->n_swaps; i++)
+		if (!in->swaps[i].zram)
+			return false;
+	return in->n_swaps > 0;
+}
+
 static int decide_file(const struct hib_setup_input *in, struct hib_setup_plan *p,
 		       struct hib_error *err)
 {
@@ -129,8 +138,9 @@ static int decide_file(const struct hib_setup_input *in, struct hib_setup_plan *
 	uint64_t need_mib = p->need_bytes / MIB;
 
 	if (why)
-		return hib_error_set(err, -EOPNOTSUPP, "%s: no file is made on %s: %s; " CHOICES,
+		return hib_error_set(err, -EOPNOTSUPP, "%s: no file is made on %s: %s%s; " CHOICES,
 				     HIB_SETUP_DIR, fs->type[0] ? fs->type : "this filesystem", why,
+				     zram_only(in) ? "; the only swap is zram, in RAM" : "",
 				     need_mib);
 	if (fs->avail_bytes < p->need_bytes || fs->avail_bytes - p->need_bytes < reserve)
 		return hib_error_set(err, -ENOSPC,
@@ -153,6 +163,36 @@ static int decide_file(const struct hib_setup_input *in, struct hib_setup_plan *
 	return 0;
 }
 
+/* --device: the user's swap area, as named; refused on zram (RAM) or, when it
+ * is an active area, too small. */
+static int decide_device(const struct hib_setup_input *in, struct hib_setup_plan *p,
+			 struct hib_error *err)
+{
+	p->kind = HIB_SETUP_SWAP_AREA;
+	snprintf(p->path, sizeof(p->path), "%s", in->device);
+	snprintf(p->device, sizeof(p->device), "%s", in->device);
+	if (strncmp(in->device, "/dev/zram", 9) == 0)
+		return hib_error_set(
+			err, -EINVAL,
+			"%s: zram keeps its pages in RAM, lost when the power goes: name "
+			"a swap partition, LV or LUKS mapping on disk",
+			in->device);
+	for (size_t i = 0; i < in->n_swaps; i++)
+		if (strcmp(in->swaps[i].path, in->device) == 0) {
+			p->bytes = in->swaps[i].size_kib * 1024;
+			if (p->bytes < p->need_bytes)
+				return hib_error_set(err, -ENOSPC,
+						     "%s: %" PRIu64
+						     " MiB, an image of this machine "
+						     "needs up to %" PRIu64
+						     " MiB: name a larger one, "
+						     "or give --size",
+						     in->device, p->bytes / MIB,
+						     p->need_bytes / MIB);
+		}
+	return 0;
+}
+
 int hib_setup_decide(const struct hib_setup_input *in, struct hib_setup_plan *ret,
 		     struct hib_error *err)
 {
@@ -170,6 +210,8 @@ int hib_setup_decide(const struct hib_setup_input *in, struct hib_setup_plan *re
 		return hib_error_set(err, -EINVAL, "/proc/meminfo: no MemTotal");
 	ret->need_bytes = in->size_mib ? in->size_mib * MIB
 				       : hib_setup_need_bytes(in->mem_total_kib);
+	if (in->device)
+		return decide_device(in, ret, err);
 	a = pick_area(in, ret->need_bytes);
 	if (a) {
 		ret->kind = HIB_SETUP_SWAP_AREA;

@@ -46,8 +46,9 @@ struct hib_setup_input {
 	struct hib_setup_swap swaps[HIB_SETUP_MAX_SWAPS];
 	size_t n_swaps;
 	struct hib_setup_fs fs;
-	char lockdown[32]; /* the selected lockdown mode, "" or "none": off */
-	uint64_t size_mib; /* --size; 0: computed */
+	char lockdown[32];  /* the selected lockdown mode, "" or "none": off */
+	uint64_t size_mib;  /* --size; 0: computed */
+	const char *device; /* --device: the swap area to use, or NULL */
 };
 
 enum hib_setup_kind {

@@ -130,6 +130,31 @@ static void btrfs_recipes(void **state)
 	assert_non_null(strstr(err.msg, "profile"));
 }
 
+/* --device: used as named; zram refused; an active area too small refused. */
+static void device_option(void **state)
+{
+	struct hib_setup_input in = machine("zfs");
+	struct hib_setup_plan p;
+	struct hib_error err;
+
+	(void)state;
+	add_swap(&in, "/dev/zram0", true, 4ull << 20, 100, "");
+	/* zram-only on ZFS: refused, saying zram cannot hold it. */
+	assert_int_equal(hib_setup_decide(&in, &p, &err), -EOPNOTSUPP);
+	assert_non_null(strstr(err.msg, "only swap is zram"));
+	in.device = "/dev/zram0";
+	assert_int_equal(hib_setup_decide(&in, &p, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "RAM"));
+	in.device = "/dev/mapper/vg-swap";
+	assert_int_equal(hib_setup_decide(&in, &p, &err), 0);
+	assert_int_equal(p.kind, HIB_SETUP_SWAP_AREA);
+	assert_string_equal(p.device, "/dev/mapper/vg-swap");
+	add_swap(&in, "/dev/mapper/vg-swap", true, 1ull << 20, -2, "");
+	assert_int_equal(hib_setup_decide(&in, &p, &err), -ENOSPC);
+	in.size_mib = 512;
+	assert_int_equal(hib_setup_decide(&in, &p, &err), 0);
+}
+
 static void unusable_filesystems(void **state)
 {
 	static const char *const types[] = { "zfs", "tmpfs", "bcachefs", "nfs4", "vfat" };
@@ -517,6 +542,7 @@ int main(void)
 		cmocka_unit_test(small_swap_partition_means_a_file),
 		cmocka_unit_test(btrfs_recipes),
 		cmocka_unit_test(unusable_filesystems),
+		cmocka_unit_test(device_option),
 		cmocka_unit_test(reserve_and_size),
 		cmocka_unit_test(lockdown_refused),
 		cmocka_unit_test(conf_edits),

@@ -361,7 +361,11 @@ static void plan_line(const struct setup *s, size_t i)
 
 	if (p->swap_prio >= 0)
 		snprintf(prio, sizeof(prio), ", priority %d (below zram)", p->swap_prio);
-	if (i == 0 && p->kind == HIB_SETUP_SWAP_AREA)
+	if (i == 0 && p->kind == HIB_SETUP_SWAP_AREA && !p->bytes)
+		printf("setup: %s: use %s as --device names it (not an active swap area now): "
+		       "nothing is made\n",
+		       n, p->path);
+	else if (i == 0 && p->kind == HIB_SETUP_SWAP_AREA)
 		printf("setup: %s: use the active swap area %s (%" PRIu64 " MiB; an image needs "
 		       "at most %" PRIu64 " MiB): nothing is made\n",
 		       n, p->path, p->bytes / MIB, p->need_bytes / MIB);
@@ -546,13 +550,8 @@ static int setup_plan(struct setup *s)
 
 	if (r == 0) {
 		in.size_mib = s->ctl->setup_size_mib;
+		in.device = s->ctl->device;
 		r = hib_setup_decide(&in, &s->plan, &s->err);
-	}
-	if (r == 0 && s->ctl->device) {
-		/* --device: the user's swap area, as it is named. */
-		s->plan.kind = HIB_SETUP_SWAP_AREA;
-		snprintf(s->plan.path, sizeof(s->plan.path), "%s", s->ctl->device);
-		snprintf(s->plan.device, sizeof(s->plan.device), "%s", s->ctl->device);
 	}
 	find_initramfs(s);
 	if (r == 0 && !s->initramfs[0])
