@@ -477,7 +477,7 @@ static void area_uuid(const char *root, struct hib_setup_swap *s)
 		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
 		if (realpath(link, target) && strcmp(target, want) == 0 &&
 		    strlen(de->d_name) < sizeof(s->uuid)) {
-			snprintf(s->uuid, sizeof(s->uuid), "%s", de->d_name);
+			memcpy(s->uuid, de->d_name, strlen(de->d_name) + 1);
 			break;
 		}
 	}
