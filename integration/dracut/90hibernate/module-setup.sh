@@ -41,9 +41,10 @@ install() {
 	# hibernate makes before the freeze.  Not locatable: a warning, the
 	# record goes, and hibernate refuses with the fix.
 	# shellcheck disable=SC2154 # kernel: set by dracut
-	local loc record=${HIBERNATE_LOCATION_RECORD:-/var/lib/hibernate/initramfs/$kernel}
+	local loc loc_ok=1 record=${HIBERNATE_LOCATION_RECORD:-/var/lib/hibernate/initramfs/$kernel}
+	loc=$("$hibernate" config location) || loc_ok=0
 	# shellcheck disable=SC2154 # initdir: set by dracut
-	if loc=$("$hibernate" config location) && [[ -n $loc ]]; then
+	if [[ $loc_ok == 1 && -n $loc ]]; then
 		rm -f "${initdir}${conf}"
 		if ! "$hibernate" config initramfs >"${initdir}${conf}"; then
 			dfatal "hibernate: $hibernate config initramfs failed (above): fix $conf, then run dracut -f"
@@ -53,7 +54,7 @@ install() {
 		printf 'location %s\nbuilt %s\n' "$loc" "$(date +%s)" >"$record.tmp" && mv "$record.tmp" "$record"
 		dinfo "hibernate: image location $loc (device in $conf) carried by the image of $kernel"
 	else
-		[[ -z $loc ]] || dwarning "hibernate: the target in $conf cannot be located: hibernate refuses until it is fixed and dracut -f has run"
+		[[ $loc_ok == 1 ]] || dwarning "hibernate: the target in $conf cannot be located: hibernate refuses until it is fixed and dracut -f has run"
 		rm -f "$record"
 	fi
 	if [[ -n $keyfile && -f $keyfile ]]; then
