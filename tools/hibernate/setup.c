@@ -478,7 +478,9 @@ static int run_steps(struct setup *s)
 /* Run this program again with @arg (doctor, --test): its output shown. */
 static int run_self(struct setup *s, const char *arg)
 {
-	const char *argv[] = { "/proc/self/exe", arg, NULL };
+	/* The configuration setup edited: --config's, when given. */
+	const char *cf = s->ctl->config_path;
+	const char *argv[] = { "/proc/self/exe", cf ? "--config" : arg, cf ? cf : NULL, arg, NULL };
 	char out[16384];
 	struct hib_spawn sp = { .argv = argv,
 				.timeout_ms = 600000,
