@@ -106,14 +106,30 @@ static int rebuild_initramfs(struct setup *s)
 
 /* ---- the steps ----------------------------------------------------------- */
 
+/* mkdir -p @dir under the root, each directory made recorded (outermost
+ * first) once all exist: the state file lives in the last one. */
 static int mkdir_recorded(struct setup *s, const char *dir)
 {
-	char full[PATH_MAX];
+	char full[PATH_MAX], *made[8];
+	size_t n = 0, rootlen = strlen(s->root);
+	int r = 0;
 
-	snprintf(full, sizeof(full), "%s%s", s->root, dir);
-	if (mkdir(full, 0700) < 0)
-		return errno == EEXIST ? 0 : hib_error_set(&s->err, -errno, "%s: mkdir: %m", full);
-	return hib_setup_state_add(s->root, &s->st, HIB_ACT_CREATED_DIR, dir, &s->err);
+	snprintf(full, sizeof(full), "%s%s/", s->root, dir);
+	for (char *p = full + rootlen + 1; r == 0 && (p = strchr(p, '/')); p++) {
+		*p = 0;
+		if (mkdir(full, 0755) == 0 && n < ARRAY_SIZE(made))
+			made[n++] = strdup(full + rootlen);
+		else if (errno != EEXIST)
+			r = hib_error_set(&s->err, -errno, "%s: mkdir: %m", full);
+		*p = '/';
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (r == 0 && made[i])
+			r = hib_setup_state_add(s->root, &s->st, HIB_ACT_CREATED_DIR, made[i],
+						&s->err);
+		free(made[i]);
+	}
+	return r;
 }
 
 static int make_image_file(struct setup *s)
