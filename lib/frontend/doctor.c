@@ -411,8 +411,8 @@ static void check_space(struct ctx *c, const struct swaps_seen *sw, const struct
 }
 
 /* The record of what the running kernel's initramfs carries (the hooks write
- * it, hibernate compares before the freeze): true when it settles where resume
- * finds the image, whatever the kernel command line says. */
+ * it, hibernate compares before the freeze): true when it names the target,
+ * so resume finds the image whatever the kernel command line says. */
 static bool check_location(struct ctx *c, const struct hib_target *t)
 {
 	static const enum hib_doctor_verdict verdicts[] = {
@@ -434,11 +434,11 @@ static bool check_location(struct ctx *c, const struct hib_target *t)
 	if (hib_location_of_target(c->in->root, t, &l, &err) < 0) {
 		if (required)
 			report(c, HIB_DOCTOR_FAIL, "location", "%s", err.msg);
-		return required;
+		return false;
 	}
 	v = hib_location_check(c->in->root, u.release, &l, required, msg, sizeof(msg));
 	report(c, verdicts[v], "location", "%s", msg);
-	return v != HIB_LOCATION_UNKNOWN;
+	return v == HIB_LOCATION_MATCH;
 }
 
 /* A file target: resume finds it by resume= and resume_offset=, unless the
