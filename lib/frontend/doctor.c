@@ -422,7 +422,8 @@ static bool check_location(struct ctx *c, const struct hib_target *t)
 		[HIB_LOCATION_UNKNOWN] = HIB_DOCTOR_PASS,
 	};
 	const struct hib_target_request *req = &c->in->target;
-	bool required = hib_location_required(c->in->root, req->spec ? NULL : req->config_spec);
+	const char *configured = req->spec ? NULL : req->config_spec;
+	bool required = hib_location_required(c->in->root, configured, NULL, NULL);
 	struct hib_location l;
 	struct hib_error err;
 	struct utsname u;
@@ -436,6 +437,7 @@ static bool check_location(struct ctx *c, const struct hib_target *t)
 			report(c, HIB_DOCTOR_FAIL, "location", "%s", err.msg);
 		return false;
 	}
+	required = hib_location_required(c->in->root, configured, c->cmdline, &l);
 	v = hib_location_check(c->in->root, u.release, &l, required, msg, sizeof(msg));
 	report(c, verdicts[v], "location", "%s", msg);
 	return v == HIB_LOCATION_MATCH;

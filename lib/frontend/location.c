@@ -93,16 +93,25 @@ int hib_location_parse(const char *line, struct hib_location *ret)
 	return 0;
 }
 
-bool hib_location_required(const char *root, const char *configured_device)
+bool hib_location_required(const char *root, const char *configured_device, const char *cmdline,
+			   const struct hib_location *target)
 {
+	struct hib_cmdline kc = { 0 };
 	char p[PATH_MAX];
 	struct stat st;
+	bool by_cmdline;
 
 	snprintf(p, sizeof(p), "%s%s", root ? root : "", HIB_SETUP_STATE_FILE);
 	if (access(p, F_OK) == 0)
 		return true;
-	return configured_device && configured_device[0] == '/' &&
-	       stat(configured_device, &st) == 0 && S_ISREG(st.st_mode);
+	if (!configured_device || configured_device[0] != '/' || stat(configured_device, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return false;
+	if (!cmdline || !target || hib_cmdline_parse(cmdline, &kc) < 0)
+		return true;
+	by_cmdline = kc.resume && kc.resume_offset && kc.resume_offset == target->offset;
+	hib_cmdline_free(&kc);
+	return !by_cmdline;
 }
 
 /* The "location" line of @release's record: 0, -ENOENT, -EINVAL. */

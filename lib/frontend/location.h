@@ -38,8 +38,10 @@ int hib_location_parse(const char *line, struct hib_location *ret);
 /* Must the running kernel's initramfs have a record of the target? Yes when
  * hibernate setup's state exists under @root, or @configured_device (device =,
  * or NULL) is a regular file (only the initramfs's copy of the configuration
- * can name it); a machine set up by hand with resume= keeps working without. */
-bool hib_location_required(const char *root, const char *configured_device);
+ * can name it) unless @cmdline's resume= with resume_offset= at @target's
+ * offset finds it (a machine set up by hand; @target NULL: not known). */
+bool hib_location_required(const char *root, const char *configured_device, const char *cmdline,
+			   const struct hib_location *target);
 
 enum hib_location_verdict {
 	HIB_LOCATION_MATCH,      /* the initramfs carries this target */

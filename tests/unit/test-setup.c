@@ -510,14 +510,27 @@ static void location_check(void **state)
 	assert_int_equal(hib_location_parse("", &l), -EINVAL);
 
 	/* No record: refused only where one is required. */
-	assert_false(hib_location_required(f->root, NULL));
+	assert_false(hib_location_required(f->root, NULL, NULL, NULL));
+	/* device = names a file: required, unless resume= with its offset finds it. */
+	put_under(f->root, "/img", "x");
+	{
+		char img[PATH_MAX];
+
+		snprintf(img, sizeof(img), "%s/img", f->root);
+		assert_true(hib_location_required(f->root, img, "root=/dev/vda2", &target));
+		assert_true(hib_location_required(f->root, img, "resume=UUID=ab-cd resume_offset=7",
+						  &target));
+		assert_false(hib_location_required(f->root, img,
+						   "resume=UUID=ab-cd resume_offset=1234",
+						   &target));
+	}
 	assert_int_equal(hib_location_check(f->root, "6.12.0", &target, false, msg, sizeof(msg)),
 			 HIB_LOCATION_UNKNOWN);
 	assert_int_equal(hib_location_check(f->root, "6.12.0", &target, true, msg, sizeof(msg)),
 			 HIB_LOCATION_UNRECORDED);
 	assert_non_null(strstr(msg, "update-initramfs -u -k 6.12.0"));
 	put_under(f->root, HIB_SETUP_STATE_FILE, "target /var/lib/hibernate/image\n");
-	assert_true(hib_location_required(f->root, NULL));
+	assert_true(hib_location_required(f->root, NULL, "resume=x resume_offset=1234", &target));
 
 	/* The record of this release: the same target passes... */
 	put_under(f->root, HIB_LOCATION_DIR "/6.12.0", "location UUID=ab-cd 1234\nbuilt 1\n");
