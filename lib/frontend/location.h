@@ -53,7 +53,7 @@ enum hib_location_verdict {
 /*
  * Compare @target with the record of @release's initramfs under @root
  * (the file HIB_LOCATION_DIR/RELEASE, its "location SPEC OFFSET" line).
- * @required: a record must exist (setup ran, or device = names a file).
+ * @required: a record must exist (hib_location_required).
  * @msg says what was found and, for the refusals, the fix.
  */
 enum hib_location_verdict hib_location_check(const char *root, const char *release,

@@ -332,7 +332,8 @@ static void read_cmdline(const char *root, char *buf, size_t len)
 /* Before anything freezes: would the running kernel's initramfs (the only
  * kernel that can resume this image) look for it where it goes? Where it has
  * a record, it must match; where none, that is refused only when one must
- * exist (hib_location_required: setup ran, or device = names a file). */
+ * exist (hib_location_required: setup ran, or device = names a file that
+ * resume= on the command line does not find). */
 static int check_location(struct control *ctl, const struct hib_target *t)
 {
 	const char *root = hib_test_knob("HIBERNATE_SETUP_ROOT");
