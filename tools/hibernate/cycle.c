@@ -15,10 +15,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "frontend/hooks.h"
+#include "frontend/location.h"
 #include "tool.h"
 #include "util/util.h"
 #include "workset/workset.h"
@@ -319,6 +321,57 @@ static void user_slice_thawp(struct user_slice **u)
 		user_slice_thaw(*u);
 }
 
+/* The kernel command line (resume=, resume_offset=), "" when unreadable. */
+static void read_cmdline(const char *root, char *buf, size_t len)
+{
+	char p[PATH_MAX];
+	FILE *f;
+	size_t n = 0;
+
+	snprintf(p, sizeof(p), "%s/proc/cmdline", root ? root : "");
+	f = fopen(p, "re");
+	if (f) {
+		n = fread(buf, 1, len - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+}
+
+/* Before anything freezes: would the running kernel's initramfs (the only
+ * kernel that can resume this image) look for it where it goes? Where it has
+ * a record, it must match; where none, that is refused only when one must
+ * exist (hib_location_required: setup ran, or device = names a file that
+ * resume= on the command line does not find). */
+static int check_location(struct control *ctl, const struct hib_target *t)
+{
+	const char *root = hib_test_knob("HIBERNATE_SETUP_ROOT");
+	char dev[PATH_MAX] = "", msg[1024], cmdline[4096] = "";
+	struct hib_location l;
+	struct hib_error err;
+	struct utsname u;
+	enum hib_location_verdict v;
+	bool required;
+
+	if (ctl->snapshot_path || uname(&u) < 0)
+		return 0; /* a test's snapshot device: no boot resumes it */
+	(void)hib_config_get(&ctl->cfg, "device", dev, sizeof(dev));
+	read_cmdline(root, cmdline, sizeof(cmdline));
+	if (hib_location_of_target(root, t, &l, &err) < 0) {
+		if (!hib_location_required(root, ctl->device ? NULL : dev, NULL, NULL))
+			return 0;
+		say(ctl, "refused: %s (nothing was frozen)", err.msg);
+		return -EINVAL;
+	}
+	required = hib_location_required(root, ctl->device ? NULL : dev, cmdline, &l);
+	v = hib_location_check(root, u.release, &l, required, msg, sizeof(msg));
+	if (v == HIB_LOCATION_MATCH || v == HIB_LOCATION_UNKNOWN) {
+		tlog(ctl, HIB_LOG_INFO, "%s", msg);
+		return 0;
+	}
+	say(ctl, "refused: %s (nothing was frozen)", msg);
+	return -ESTALE;
+}
+
 /* From the target to the hooks' undoing; the working set is @ws's. 0 when
  * the engine ran (@res says how it went), else the exit code. */
 static int cycle_run(struct control *ctl, const struct cycle_request *req, struct workset *ws,
@@ -335,7 +388,7 @@ static int cycle_run(struct control *ctl, const struct cycle_request *req, struc
 	int r;
 
 	secrets_init(&s, ctl);
-	if (pick_target(ctl, true, &t) < 0)
+	if (pick_target(ctl, true, &t) < 0 || check_location(ctl, t) < 0)
 		return EXIT_FAILURE;
 	if (ctl->cfg.encrypt && secrets_ask_image(&s, &opts) < 0)
 		return EXIT_FAILURE;

@@ -12,7 +12,10 @@
 #     nosnap    ... no /dev/snapshot                   -> FAIL snapshot-device
 #   boot 2 (resume=/dev/vda2 resume_offset=1):
 #     offset    device = a 64 MiB swap file on vda2, image-size = 32
-#                                                      -> FAIL resume-offset
+#                                                      -> FAIL location (no
+#                                                         initramfs record of a
+#                                                         configured file),
+#                                                         resume-offset
 #   boot 3 (nohibernate):
 #     nohib     vda1 active                            -> FAIL kernel-cmdline
 #     notarget  no swap, no config                     -> FAIL target (too)
