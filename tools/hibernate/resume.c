@@ -144,6 +144,8 @@ int do_resume(struct control *ctl)
 	if (r == 0 && outcome == HIB_RESUME_NO_IMAGE)
 		return EXIT_SUCCESS;
 	say(ctl, "resume failed; booting normally");
+	/* In the kernel log too: under a splash, stderr reaches no console. */
+	output_kmsg(ctl, HIB_LOG_WARN, "resume failed; booting normally");
 	splash_refused(ctl);
 	return EXIT_FAILURE;
 }
