@@ -74,7 +74,6 @@ step() {
 		if [ -e "$STATE/counter" ]; then say fresh no; else say fresh yes; fi
 		say resumed 0
 		journalctl -b -k -o cat | grep 'hibernate:' | show kernel-log
-		say kernel_refusal "$(journalctl -b -k -o cat | grep -c 'hibernate: resume failed; booting normally')"
 		log=/run/plymouth-debug.log
 		if [ -r $log ]; then
 			say plymouth_log yes
