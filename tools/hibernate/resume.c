@@ -156,6 +156,8 @@ int do_resume(struct control *ctl)
 				 ctl->out.loading ? HIB_HISTORY_RESUME_FAILED : HIB_HISTORY_REFUSED,
 				 &info, ctl->out.last_error);
 	say(ctl, "resume failed; booting normally");
+	/* In the kernel log too: under a splash, stderr reaches no console. */
+	output_kmsg(ctl, HIB_LOG_WARN, "resume failed; booting normally");
 	splash_refused(ctl);
 	return EXIT_FAILURE;
 }

@@ -74,12 +74,11 @@ step() {
 		if [ -e "$STATE/counter" ]; then say fresh no; else say fresh yes; fi
 		say resumed 0
 		journalctl -b -k -o cat | grep 'hibernate:' | show kernel-log
-		say kernel_refusal "$(journalctl -b -k -o cat | grep -c 'resume failed; booting normally')"
 		log=/run/plymouth-debug.log
 		if [ -r $log ]; then
 			say plymouth_log yes
 			say plymouth_questions "$(grep -c 'ask-for-password\|password request\|ask_for_password' $log)"
-			say plymouth_said "$(grep -o 'The saved image was not resumed[^"]*' $log | tail -n 1)"
+			say plymouth_said "$(grep -o "The saved image was not resumed[^']*" $log | tail -n 1)"
 			say plymouth_progress "$(grep -c 'Resuming [0-9]*%' $log)"
 			grep -i 'message\|password\|update' $log | tail -n 40 | show plymouth
 		else

@@ -6,7 +6,7 @@
  * another. No library: the PNG's deflate stream is made of stored blocks.
  *
  *   shot png IN.ppm OUT.png     the picture, as PNG
- *   shot stat IN.ppm            "WxH colours=N lit=P" (P: ‰ of pixels not black)
+ *   shot stat IN.ppm            "WxH colours=N lit=P" (P: pixels not black, per million)
  *   shot diff A.ppm B.ppm       ‰ of pixels that differ (same size, else 1000)
  *   shot box IN.ppm X Y W H     stat of that rectangle only
  */
@@ -146,7 +146,7 @@ static void png_write(const struct img *im, const char *path)
 	free(z);
 }
 
-/* Distinct colours (capped at 4096) and ‰ lit in a rectangle. */
+/* Distinct colours (capped at 4096) and the pixels lit, per million, in a rectangle. */
 static void stat_box(const struct img *im, unsigned x0, unsigned y0, unsigned w, unsigned h)
 {
 	static uint32_t seen[4096];
@@ -166,7 +166,7 @@ static void stat_box(const struct img *im, unsigned x0, unsigned y0, unsigned w,
 			if (k == ncol && ncol < 4096)
 				seen[ncol++] = c;
 		}
-	printf("%ux%u colours=%u lit=%u\n", w, h, ncol, total ? (unsigned)(lit * 1000 / total) : 0);
+	printf("%ux%u colours=%u lit=%u\n", w, h, ncol, total ? (unsigned)(lit * 1000000 / total) : 0);
 }
 
 int main(int argc, char **argv)
