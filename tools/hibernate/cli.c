@@ -50,7 +50,12 @@ static const struct cli_command commands[] = {
 			  "make FILE an image file of MB MiB (no swap)" },
 	[CMD_CONFIG] = { "config", "ACTION [KEY]", 2, 1, CONFIG_USAGE, do_config, false,
 			 "get KEY: one key's effective value, for scripts;\n"
-			 "dump: every key's; check: is the file valid?" },
+			 "dump: every key's; check: is the file valid?\n"
+			 "location: the target's UUID and offset for the\n"
+			 "initramfs; initramfs: the file as it carries it" },
+	[CMD_SETUP] = { "setup", "[options]", 0, 0, NULL, do_setup, false,
+			"make this machine hibernate: a target, the config,\n"
+			"the initramfs (hibernate-setup(8))" },
 };
 
 /*
@@ -117,6 +122,18 @@ static void opt_systemd_sleep(struct control *ctl, const char *arg)
 		  arg);
 }
 
+static void opt_size(struct control *ctl, const char *arg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || !*arg || *arg == '-' || v == 0 || v > (1ull << 30))
+		bad_usage("--size: '%s' is not a size in MiB", arg);
+	ctl->setup_size_mib = v;
+}
+
 static void opt_help(struct control *ctl, const char *arg);
 static void opt_version(struct control *ctl, const char *arg);
 static void opt_tables(struct control *ctl, const char *arg);
@@ -179,6 +196,15 @@ static const struct cli_option options[] = {
 		  "suspend-then-hibernate (RAM, then disk after\n"
 		  "sleep.conf's HibernateDelaySec=); the units' drop-ins",
 	  .why = "which systemd sleep unit runs us: " ONE_RUN },
+	{ "dry-run", 0, NULL, NULL, .set = AT(setup_dry),
+	  .help = "setup: print the plan, change nothing", .why = "setup's: " ONE_RUN },
+	{ "size", 0, "MB", NULL, .handle = opt_size,
+	  .help = "setup: the file's size in MiB instead of the computed one",
+	  .why = "setup's: " ONE_RUN },
+	{ "undo", 0, NULL, NULL, .set = AT(setup_undo),
+	  .help = "setup: reverse what setup did (its state file)", .why = "setup's: " ONE_RUN },
+	{ "yes", 0, NULL, NULL, .set = AT(setup_yes), .help = "setup: do not ask before changing",
+	  .why = "setup's: " ONE_RUN },
 	{ "loglevel", 0, "N", "loglevel",
 	  .help = "0 silent, 1 errors, 2 warnings, 3 progress (default),\n"
 		  "4 info, 5 debug; messages also go to the kernel log" },

@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "frontend/location.h"
+#include "frontend/setupplan.h"
 #include "tool.h"
 #include "util/util.h"
 
@@ -165,6 +168,61 @@ static int config_dump(const struct control *ctl, char *value, size_t size)
 	return r;
 }
 
+/* The configured target's location as the initramfs gets it; 1 when device =
+ * is unset (nothing to hand over), 0, or -errno said. */
+static int configured_location(struct control *ctl, struct hib_location *ret)
+{
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	char dev[PATH_MAX];
+	struct hib_error err;
+	int r;
+
+	struct stat st;
+
+	if (hib_config_get(&ctl->cfg, "device", dev, sizeof(dev)) < 0 || !dev[0])
+		return 1;
+	/* A file: where its blocks are, without opening the device under it. */
+	if (stat(dev, &st) == 0 && S_ISREG(st.st_mode))
+		r = hib_location_of_file(dev, ret, &err);
+	else if (pick_target(ctl, false, &t) < 0)
+		return -EINVAL;
+	else
+		r = hib_location_of_target(NULL, t, ret, &err);
+	if (r < 0)
+		say(ctl, "%s", err.msg);
+	return r;
+}
+
+/* config location: "SPEC OFFSET"; config initramfs: the file as the initramfs
+ * carries it, device = and offset = resolved (unchanged without device =). */
+static int config_location(struct control *ctl, const char *path, bool whole_file)
+{
+	struct hib_location l;
+	_cleanup_(freep) char *text = NULL, *edited = NULL;
+	char line[PATH_MAX + 32], offset[32];
+	size_t len = 0;
+	FILE *f;
+	int r = configured_location(ctl, &l);
+
+	if (r < 0)
+		return EXIT_FAILURE;
+	if (!whole_file) {
+		hib_location_format(&l, line, sizeof(line));
+		if (r == 0)
+			printf("%s\n", line);
+		return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	}
+	f = fopen(path, "re");
+	if (f && getdelim(&text, &len, 0, f) < 0)
+		text = (free(text), NULL);
+	if (f)
+		fclose(f);
+	snprintf(offset, sizeof(offset), "%llu", (unsigned long long)l.offset);
+	edited = r == 0 ? hib_setup_conf_edit(text, l.spec, offset) : NULL;
+	fputs(edited ? edited : text ? text : "", stdout);
+	return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 /* The one reading of the config file: the shell integration asks here instead of
  * parsing it, so a quoted value or a stray '#' means to it what it means to us.
  * main.c has refused a file with an error already, naming its line. */
@@ -185,6 +243,10 @@ int do_config(struct control *ctl)
 				  key);
 		if (r == 0)
 			printf("%s\n", value);
+	} else if (strcmp(action, "location") == 0 && !key) {
+		return config_location(ctl, path, false);
+	} else if (strcmp(action, "initramfs") == 0 && !key) {
+		return config_location(ctl, path, true);
 	} else if (strcmp(action, "dump") == 0 && !key) {
 		r = config_dump(ctl, value, sizeof(value));
 		key = value;

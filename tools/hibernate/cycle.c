@@ -15,9 +15,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "frontend/hooks.h"
+#include "frontend/location.h"
 #include "tool.h"
 #include "util/util.h"
 #include "workset/workset.h"
@@ -311,6 +313,35 @@ static void user_slice_thawp(struct user_slice **u)
 		user_slice_thaw(*u);
 }
 
+/* Before anything freezes: would the running kernel's initramfs (the only
+ * kernel that can resume this image) look for it where it goes? */
+static int check_location(struct control *ctl, const struct hib_target *t)
+{
+	const char *root = hib_test_knob("HIBERNATE_SETUP_ROOT");
+	char dev[PATH_MAX] = "", msg[1024];
+	struct hib_location l;
+	struct hib_error err;
+	struct utsname u;
+	enum hib_location_verdict v;
+
+	if (ctl->snapshot_path || uname(&u) < 0)
+		return 0; /* a test's snapshot device: no boot resumes it */
+	(void)hib_config_get(&ctl->cfg, "device", dev, sizeof(dev));
+	if (!hib_location_required(root, ctl->device ? NULL : dev))
+		return 0;
+	if (hib_location_of_target(root, t, &l, &err) < 0) {
+		say(ctl, "%s", err.msg);
+		return -EINVAL;
+	}
+	v = hib_location_check(root, u.release, &l, true, msg, sizeof(msg));
+	if (v == HIB_LOCATION_MATCH) {
+		tlog(ctl, HIB_LOG_INFO, "%s", msg);
+		return 0;
+	}
+	say(ctl, "refused: %s (nothing was frozen)", msg);
+	return -ESTALE;
+}
+
 /* From the target to the hooks' undoing; the working set is @ws's. 0 when
  * the engine ran (@res says how it went), else the exit code. */
 static int cycle_run(struct control *ctl, const struct cycle_request *req, struct workset *ws,
@@ -327,7 +358,7 @@ static int cycle_run(struct control *ctl, const struct cycle_request *req, struc
 	int r;
 
 	secrets_init(&s, ctl);
-	if (pick_target(ctl, true, &t) < 0)
+	if (pick_target(ctl, true, &t) < 0 || check_location(ctl, t) < 0)
 		return EXIT_FAILURE;
 	if (ctl->cfg.encrypt && secrets_ask_image(&s, &opts) < 0)
 		return EXIT_FAILURE;

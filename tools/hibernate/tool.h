@@ -17,6 +17,7 @@
  *   resume.c    the initramfs side: noresume, probe, load, restore
  *   doctor.c    doctor and logind-setup
  *   commands.c  the small commands: status, invalidate, offset, prepare-file, config
+ *   setup.c     hibernate setup: the planner's plan carried out, recorded, undone
  */
 #ifndef HIB_TOOL_H
 #define HIB_TOOL_H
@@ -46,6 +47,7 @@ enum command {
 	CMD_OFFSET,
 	CMD_PREPARE,
 	CMD_CONFIG,
+	CMD_SETUP,
 };
 
 /* What the terminal shows and the kernel log keeps (output.c). */
@@ -72,8 +74,12 @@ struct control {
 	bool no_hooks;             /* --no-hooks */
 	/* --systemd-sleep: the operation of the systemd sleep unit that runs us. */
 	const char *sleep_op;
-	int run_lock_fd;     /* held for the run; the restoring child lets it go */
-	const char *args[2]; /* FILE [SIZE] of offset / prepare-file, ACTION [KEY] of config */
+	int run_lock_fd;         /* held for the run; the restoring child lets it go */
+	bool setup_dry;          /* setup --dry-run */
+	bool setup_undo;         /* setup --undo */
+	bool setup_yes;          /* setup --yes */
+	uint64_t setup_size_mib; /* setup --size, 0: computed */
+	const char *args[2];     /* FILE [SIZE] of offset / prepare-file, ACTION [KEY] of config */
 };
 
 /* ---- cli.c ---------------------------------------------------------------- */
@@ -234,9 +240,11 @@ int do_status(struct control *ctl);
 int do_invalidate(struct control *ctl);
 int do_doctor(struct control *ctl);
 int do_logind_setup(struct control *ctl);
+/* setup.c: hibernate setup (hibernate-setup(8)) */
+int do_setup(struct control *ctl);
 int do_offset(struct control *ctl);
 int do_prepare(struct control *ctl);
 int do_config(struct control *ctl);
-#define CONFIG_USAGE "config: get KEY, dump or check"
+#define CONFIG_USAGE "config: get KEY, dump, check, location or initramfs"
 
 #endif
