@@ -65,6 +65,8 @@ resumed() {
 	say setup_state_after_undo "$(if [ -e /var/lib/hibernate/setup.state ]; then echo exists; else echo gone; fi)"
 	diff "$SNAP/before.sha" "$SNAP/after.sha" | show undo-diff
 	say undo_diff "$(diff "$SNAP/before.sha" "$SNAP/after.sha" | grep -c '^[<>]')"
+	diff "$SNAP/before.varlib" "$SNAP/after.varlib" | show varlib-diff
+	say varlib_diff "$(diff "$SNAP/before.varlib" "$SNAP/after.varlib" | grep -c '^[<>]')"
 	say dry_diff "$(diff "$SNAP/before.sha" "$SNAP/dry.sha" | grep -c '^[<>]')"
 	run_timed doctor_after_undo hibernate doctor
 	say doctor_after_undo "$(grep -i 'set up' "$STATE/doctor_after_undo.out" | head -n 1)"

@@ -18,7 +18,7 @@ now_ms() {
 snapshot() {
 	mkdir -p $SNAP
 	find /etc /boot/grub/grub.cfg -xdev -type f -print0 | sort -z | xargs -0 sha256sum >"$SNAP/$1.sha"
-	ls -la /var/lib/hibernate >"$SNAP/$1.varlib" 2>&1 || true
+	find /var/lib/hibernate 2>/dev/null | sort >"$SNAP/$1.varlib"
 	say "snapshot_$1" "$(wc -l <"$SNAP/$1.sha") files"
 }
 
@@ -46,6 +46,8 @@ setup_report() {
 	if [ -f /var/lib/hibernate/setup.state ]; then
 		show setup-state </var/lib/hibernate/setup.state
 		say setup_state 1
+		say setup_edited "$(awk '$1 == "edited" { print $2 }' /var/lib/hibernate/setup.state | paste -sd' ' -)"
+		say setup_created "$(awk '$1 != "edited" { print $1 ":" $2 }' /var/lib/hibernate/setup.state | paste -sd' ' -)"
 	else
 		say setup_state 0
 	fi
@@ -54,10 +56,12 @@ setup_report() {
 	say doctor_verdict "$(tail -n 1 "$STATE/doctor.out")"
 }
 
-# setup_target: the target setup chose: hibernate.conf's device, else the
-# first swap area in use that is a file.
+# setup_target: the target setup chose: hibernate.conf's device (a UUID=
+# resolved to its device path), else the first swap area in use that is a
+# file.
 setup_target() {
 	t=$(hibernate config get device 2>/dev/null)
+	case $t in UUID=* | LABEL=*) t=$(findfs "$t" 2>/dev/null || echo "$t") ;; esac
 	[ -n "$t" ] || t=$(swapon --show=NAME,TYPE --noheadings | awk '$2 == "file" { print $1; exit }')
 	echo "$t"
 }
