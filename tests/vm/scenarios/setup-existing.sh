@@ -66,7 +66,7 @@ step() {
 	say cmdline "$(cat /proc/cmdline)"
 	case $boot in
 	0)
-		grub_install_step && lvm_swap
+		grub_install_step && fast_initramfs && lvm_swap
 		sync
 		systemctl poweroff
 		;;
