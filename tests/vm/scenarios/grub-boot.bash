@@ -128,6 +128,13 @@ dg_boot() {
 	hibvm_info "tests/vm: $SCENARIO: boot $n (GRUB) took $(elapsed "$VM_BOOT_START" "$VM_BOOT_END")s"
 	dg_time "boot$n"
 	grep -aq 'Booting from Hard Disk' "$log" || fail "boot $n: SeaBIOS did not boot the disk (log: $log)"
+	grep -aq "Booting \`Debian GNU/Linux'" "$log" || fail "boot $n: GRUB did not boot its first entry (log: $log)"
+	# After setup the menu entry (grub.cfg) must have no resume= either:
+	# a resumed boot's own command line is gone with its kernel.
+	if ! dg_standin && hib_has "$(boot_log 1)" grubcfg_resume; then
+		[[ $(hib_get "$(boot_log 1)" grubcfg_resume) == 0 ]] ||
+			fail "boot 1: after setup grub.cfg has resume= (log: $(boot_log 1))"
+	fi
 	# The resumed world prints on the resuming boot's console; a boot that
 	# resumed may have no step of its own: the check is on any cmdline line.
 	cmdline=$(hib_get "$log" cmdline) || return 0

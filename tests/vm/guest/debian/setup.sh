@@ -52,6 +52,8 @@ setup_report() {
 		say setup_state 0
 	fi
 	say conf_device "$(hibernate config get device 2>&1)"
+	# What the next boots' command line will be: GRUB's menu entry.
+	say grubcfg_resume "$(grep -c 'resume=' /boot/grub/grub.cfg)"
 	run_timed doctor hibernate doctor
 	say doctor_verdict "$(tail -n 1 "$STATE/doctor.out")"
 }
