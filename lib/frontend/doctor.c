@@ -22,6 +22,9 @@
 #include "frontend/config.h"
 #include "frontend/doctor.h"
 #include "frontend/keyfile.h"
+#include "frontend/location.h"
+#include "frontend/setupplan.h"
+#include "frontend/setupstate.h"
 #include "storage/btrfs.h"
 #include "storage/dmstack.h"
 #include "storage/swaps.h"
@@ -355,6 +358,30 @@ static void check_clear_swap(struct ctx *c, const struct swaps_seen *sw)
 	       clear);
 }
 
+/* A target hibernate setup made or chose for less RAM than there is now
+ * (a VM or cloud instance resized): setup's size is the worst case. */
+static void check_setup_size(struct ctx *c, const struct hib_target *t, uint64_t mem)
+{
+	char p[PATH_MAX];
+	uint64_t need = hib_setup_need_bytes(mem >> 10);
+	uint64_t size = hib_target_file(t) ? hib_target_file_size(t) : hib_target_size(t);
+
+	path_of(c, HIB_SETUP_STATE_FILE, p, sizeof(p));
+	if (mem == 0 || access(p, F_OK) < 0)
+		return;
+	if (size >= need)
+		report(c, HIB_DOCTOR_PASS, "setup-size",
+		       "%s: %" PRIu64 " MiB, setup's size for this machine's RAM is %" PRIu64
+		       " MiB",
+		       hib_target_name(t), size >> 20, need >> 20);
+	else
+		report(c, HIB_DOCTOR_WARN, "setup-size",
+		       "%s: %" PRIu64 " MiB, but this machine's RAM now calls for %" PRIu64
+		       " MiB (RAM grew?): run hibernate setup --undo, then hibernate setup, to "
+		       "re-size it",
+		       hib_target_name(t), size >> 20, need >> 20);
+}
+
 /* Room for the image: at most the kernel's image_size (2/5 of RAM by default). */
 static void check_space(struct ctx *c, const struct swaps_seen *sw, const struct hib_target *t)
 {
@@ -380,14 +407,49 @@ static void check_space(struct ctx *c, const struct swaps_seen *sw, const struct
 		       "%" PRIu64 " MiB free for an image of up to %" PRIu64 " MiB: make the swap "
 		       "area larger, or set image-size in %s",
 		       avail >> 20, need >> 20, HIB_CONFIG_PATH);
+	check_setup_size(c, t, mem);
 }
 
-/* A file target: resume finds it by resume= and resume_offset=. */
+/* The record of what the running kernel's initramfs carries (the hooks write
+ * it, hibernate compares before the freeze): true when it settles where resume
+ * finds the image, whatever the kernel command line says. */
+static bool check_location(struct ctx *c, const struct hib_target *t)
+{
+	static const enum hib_doctor_verdict verdicts[] = {
+		[HIB_LOCATION_MATCH] = HIB_DOCTOR_PASS,
+		[HIB_LOCATION_MISMATCH] = HIB_DOCTOR_FAIL,
+		[HIB_LOCATION_UNRECORDED] = HIB_DOCTOR_FAIL,
+		[HIB_LOCATION_UNKNOWN] = HIB_DOCTOR_PASS,
+	};
+	const struct hib_target_request *req = &c->in->target;
+	bool required = hib_location_required(c->in->root, req->spec ? NULL : req->config_spec);
+	struct hib_location l;
+	struct hib_error err;
+	struct utsname u;
+	enum hib_location_verdict v;
+	char msg[1024];
+
+	if (uname(&u) < 0)
+		return false;
+	if (hib_location_of_target(c->in->root, t, &l, &err) < 0) {
+		if (required)
+			report(c, HIB_DOCTOR_FAIL, "location", "%s", err.msg);
+		return required;
+	}
+	v = hib_location_check(c->in->root, u.release, &l, required, msg, sizeof(msg));
+	report(c, verdicts[v], "location", "%s", msg);
+	return v != HIB_LOCATION_UNKNOWN;
+}
+
+/* A file target: resume finds it by resume= and resume_offset=, unless the
+ * initramfs was handed its location when it was built. */
 static void check_resume_offset(struct ctx *c, const struct hib_target *t)
 {
 	const char *file = hib_target_file(t);
 	uint64_t off = hib_target_offset_pages(t);
 
+	if (check_location(c, t))
+		return;
 	if (file) {
 		if (!c->kc.resume)
 			report(c, HIB_DOCTOR_FAIL, "resume-offset",

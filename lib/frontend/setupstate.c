@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "frontend/location.h"
 #include "frontend/setupstate.h"
 #include "util/error.h"
 #include "util/util.h"
@@ -267,9 +268,7 @@ static int undo_one(const char *root, const struct hib_setup_action *a,
 		if (unlink(full) < 0 && errno != ENOENT)
 			return hib_error_set(err, -errno, "%s: cannot remove: %m", full);
 		return 0;
-	case HIB_ACT_CREATED_DIR:
-		if (rmdir(full) < 0 && errno != ENOENT)
-			return hib_error_set(err, -errno, "%s: cannot remove: %m", full);
+	case HIB_ACT_CREATED_DIR: /* last, once the state in it is gone: remove_dirs */
 		return 0;
 	case HIB_ACT_SUBVOLUME:
 		r = ops->subvolume_delete(full, ops->ud);
@@ -281,6 +280,28 @@ static int undo_one(const char *root, const struct hib_setup_action *a,
 		return 0;
 	}
 	return 0;
+}
+
+/* The directories setup made, newest first, once nothing of setup's is in
+ * them; the hooks' record directory goes with the one that holds it (the
+ * rebuild after the undo left it empty). Best effort: what another program
+ * put there stays, and so does its directory. */
+static void remove_dirs(const char *root, const struct hib_setup_state *st)
+{
+	char p[PATH_MAX];
+
+	for (size_t i = st->n; i-- > 0;) {
+		size_t n = strlen(st->a[i].arg);
+
+		if (st->a[i].act != HIB_ACT_CREATED_DIR)
+			continue;
+		if (strncmp(HIB_LOCATION_DIR, st->a[i].arg, n) == 0 && HIB_LOCATION_DIR[n] == '/') {
+			snprintf(p, sizeof(p), "%s%s", root, HIB_LOCATION_DIR);
+			rmdir(p);
+		}
+		snprintf(p, sizeof(p), "%s%s", root, st->a[i].arg);
+		rmdir(p);
+	}
 }
 
 /* setup.orig and its now empty directories, deepest first. */
@@ -307,7 +328,9 @@ int hib_setup_undo(const char *root, struct hib_setup_state *st,
 		   const struct hib_setup_undo_ops *ops, struct hib_error *err)
 {
 	struct hib_setup_state left = { 0 };
-	struct hib_error e;
+	/* @err may be the caller's own, which its callbacks use: the first
+	 * failure is kept apart until the end. */
+	struct hib_error e, first_err = { 0 };
 	char full[PATH_MAX], text[HIB_SETUP_MAX_ACTIONS * 128 + 256];
 	bool keep[HIB_SETUP_MAX_ACTIONS] = { 0 };
 	int first = 0, r;
@@ -316,7 +339,7 @@ int hib_setup_undo(const char *root, struct hib_setup_state *st,
 	for (size_t i = st->n; i-- > 0;) {
 		r = undo_one(root, &st->a[i], ops, &e);
 		if (r < 0 && !first)
-			first = r, *err = e;
+			first = r, first_err = e;
 		keep[i] = r < 0;
 	}
 	for (size_t i = 0; i < st->n; i++) {
@@ -324,9 +347,9 @@ int hib_setup_undo(const char *root, struct hib_setup_state *st,
 			continue;
 		r = ops->rerun(st->a[i].arg, ops->ud);
 		if (r < 0 && !first)
-			first = hib_error_set(err, r,
-					      "%s failed after the files were put back: run "
-					      "it again by hand",
+			first = hib_error_set(&first_err, r,
+					      "%s failed after the files were put back: run it "
+					      "again by hand, then hibernate setup --undo",
 					      st->a[i].arg);
 		keep[i] = r < 0;
 	}
@@ -335,14 +358,17 @@ int hib_setup_undo(const char *root, struct hib_setup_state *st,
 		remove_orig_tree(root, st);
 		if (unlink(full) < 0 && errno != ENOENT)
 			return hib_error_set(err, -errno, "%s: cannot remove: %m", full);
+		remove_dirs(root, st);
 		st->n = 0;
 		return 0;
 	}
 	for (size_t i = 0; i < st->n; i++)
-		if (keep[i] || st->a[i].act == HIB_ACT_TARGET)
+		if (keep[i] || st->a[i].act == HIB_ACT_TARGET ||
+		    st->a[i].act == HIB_ACT_CREATED_DIR)
 			left.a[left.n++] = st->a[i];
 	*st = left;
 	if (hib_setup_state_format(st, text, sizeof(text)) == 0)
 		hib_setup_write_file(full, text, strlen(text), 0644, &e);
+	*err = first_err;
 	return first;
 }

@@ -15,11 +15,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "frontend/doctor.h"
+#include "frontend/location.h"
+#include "frontend/setupstate.h"
 #include "helpers.h"
 
 struct fx {
@@ -250,6 +253,59 @@ static void healthy_machine_passes(void **state)
 	assert_int_equal(verdict_of(f, "resume-offset", NULL), HIB_DOCTOR_PASS);
 	/* No /boot here: a warning that says how to check, not a pass. */
 	assert_int_equal(verdict_of(f, "initramfs", NULL), HIB_DOCTOR_WARN);
+}
+
+/* Did @check report at all? */
+static bool reported(struct fx *f, const char *check)
+{
+	for (int i = 0; i < f->n; i++)
+		if (strcmp(f->seen[i], check) == 0)
+			return true;
+	return false;
+}
+
+/* What the running kernel's initramfs carries (the hooks' record) against the
+ * target; and setup's size against this machine's RAM. */
+static void location_and_setup_size(void **state)
+{
+	struct fx *f = *state;
+	char rel[512], rec[1024];
+	const char *msg = "";
+	struct utsname u;
+
+	assert_int_equal(uname(&u), 0);
+	snprintf(rel, sizeof(rel), "%s/%s", HIB_LOCATION_DIR, u.release);
+	/* Set up by hand: no record, said; resume= as before. */
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "location", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "no record"));
+	assert_true(reported(f, "resume-offset"));
+	assert_false(reported(f, "setup-size"));
+	/* A record of another place: no boot finds the image. */
+	put(f, rel, "location UUID=other 7\nbuilt 1\n");
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "location", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "update-initramfs -u"));
+	/* The record of this target: resume= is not needed. */
+	snprintf(rec, sizeof(rec), "location %s 0\n", f->swapfile);
+	put(f, rel, rec);
+	run(f, "root=/dev/vda2");
+	assert_int_equal(verdict_of(f, "location", NULL), HIB_DOCTOR_PASS);
+	assert_false(reported(f, "resume-offset"));
+	/* setup ran: a record is required, and the size is checked. */
+	put(f, HIB_SETUP_STATE_FILE, "target x\n");
+	run(f, "root=/dev/vda2");
+	assert_int_equal(verdict_of(f, "setup-size", NULL), HIB_DOCTOR_PASS);
+	snprintf(rec, sizeof(rec), "%s%s", f->root, rel);
+	unlink(rec);
+	run(f, "root=/dev/vda2");
+	assert_int_equal(verdict_of(f, "location", &msg), HIB_DOCTOR_FAIL);
+	assert_non_null(strstr(msg, "no record"));
+	/* RAM grew to 4 GiB: the 1 GiB target is short of setup's size. */
+	put(f, "/proc/meminfo", "MemTotal:        4194304 kB\nMemFree:  1000 kB\n");
+	run(f, "root=/dev/vda2");
+	assert_int_equal(verdict_of(f, "setup-size", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "hibernate setup"));
 }
 
 static void missing_snapshot_device_fails(void **state)
@@ -702,6 +758,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(healthy_machine_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(location_and_setup_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_snapshot_device_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(lockdown_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(power_disk_disabled_fails, setup, teardown),

@@ -376,13 +376,22 @@ static void undo_is_byte_identical(void **state)
 
 	put_under(f->root, "/etc/hibernate.conf", conf);
 	put_under(f->root, "/etc/fstab", "UUID=x / ext4 defaults 0 1\n");
+	/* setup made its own directory; the hooks' record directory came in it. */
+	put_under(f->root, "/var/lib/other", "");
+	snprintf(p, sizeof(p), "%s" HIB_SETUP_DIR, f->root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_int_equal(hib_setup_state_add(f->root, &st, HIB_ACT_CREATED_DIR, HIB_SETUP_DIR,
+					     &err),
+			 0);
+	snprintf(p, sizeof(p), "%s" HIB_LOCATION_DIR, f->root);
+	assert_int_equal(mkdir(p, 0755), 0);
 	snprintf(p, sizeof(p), "%s/etc/hibernate.conf", f->root);
 	chmod(p, 0640);
 	edited = hib_setup_conf_edit(conf, "/var/lib/hibernate/image", NULL);
 	assert_int_equal(hib_setup_edit_file(f->root, &st, "/etc/hibernate.conf", edited, &err), 1);
 	/* The same text again changes and records nothing. */
 	assert_int_equal(hib_setup_edit_file(f->root, &st, "/etc/hibernate.conf", edited, &err), 0);
-	assert_int_equal(st.n, 1);
+	assert_int_equal(st.n, 2);
 	assert_int_equal(hib_setup_edit_file(f->root, &st, "/etc/crypttab", "new\n", &err), 1);
 	free(edited);
 	put_under(f->root, "/var/lib/hibernate/swap/swapfile", "x");
@@ -414,6 +423,8 @@ static void undo_is_byte_identical(void **state)
 	assert_false(exists_under(f->root, "/var/lib/hibernate/swap"));
 	assert_false(exists_under(f->root, HIB_SETUP_STATE_FILE));
 	assert_false(exists_under(f->root, HIB_SETUP_ORIG_DIR));
+	assert_false(exists_under(f->root, HIB_SETUP_DIR));
+	assert_true(exists_under(f->root, "/var/lib"));
 	assert_int_equal(fo.swapoffs, 1);
 	assert_int_equal(fo.reruns, 1);
 }

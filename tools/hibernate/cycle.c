@@ -314,7 +314,9 @@ static void user_slice_thawp(struct user_slice **u)
 }
 
 /* Before anything freezes: would the running kernel's initramfs (the only
- * kernel that can resume this image) look for it where it goes? */
+ * kernel that can resume this image) look for it where it goes? Where it has
+ * a record, it must match; where none, that is refused only when one must
+ * exist (hib_location_required: setup ran, or device = names a file). */
 static int check_location(struct control *ctl, const struct hib_target *t)
 {
 	const char *root = hib_test_knob("HIBERNATE_SETUP_ROOT");
@@ -323,18 +325,20 @@ static int check_location(struct control *ctl, const struct hib_target *t)
 	struct hib_error err;
 	struct utsname u;
 	enum hib_location_verdict v;
+	bool required;
 
 	if (ctl->snapshot_path || uname(&u) < 0)
 		return 0; /* a test's snapshot device: no boot resumes it */
 	(void)hib_config_get(&ctl->cfg, "device", dev, sizeof(dev));
-	if (!hib_location_required(root, ctl->device ? NULL : dev))
-		return 0;
+	required = hib_location_required(root, ctl->device ? NULL : dev);
 	if (hib_location_of_target(root, t, &l, &err) < 0) {
-		say(ctl, "%s", err.msg);
+		if (!required)
+			return 0;
+		say(ctl, "refused: %s (nothing was frozen)", err.msg);
 		return -EINVAL;
 	}
-	v = hib_location_check(root, u.release, &l, true, msg, sizeof(msg));
-	if (v == HIB_LOCATION_MATCH) {
+	v = hib_location_check(root, u.release, &l, required, msg, sizeof(msg));
+	if (v == HIB_LOCATION_MATCH || v == HIB_LOCATION_UNKNOWN) {
 		tlog(ctl, HIB_LOG_INFO, "%s", msg);
 		return 0;
 	}

@@ -17,8 +17,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "frontend/location.h"
 #include "frontend/setupplan.h"
 #include "frontend/setupstate.h"
 #include "frontend/systemd.h"
@@ -90,9 +92,16 @@ static void find_initramfs(struct setup *s)
 
 static int rebuild_initramfs(struct setup *s)
 {
+	const char *argv[ARRAY_SIZE(s->initramfs)];
+	char full[PATH_MAX];
+
 	if (!s->initramfs[0])
 		return 0;
-	return run_child(s, s->initramfs, 1800);
+	/* Under a test build's root, that root's stand-in. */
+	memcpy(argv, s->initramfs, sizeof(argv));
+	snprintf(full, sizeof(full), "%s%s", s->root, s->initramfs[0]);
+	argv[0] = full;
+	return run_child(s, argv, 1800);
 }
 
 /* ---- the steps ----------------------------------------------------------- */
@@ -110,11 +119,8 @@ static int mkdir_recorded(struct setup *s, const char *dir)
 static int make_image_file(struct setup *s)
 {
 	char full[PATH_MAX];
-	int r = mkdir_recorded(s, HIB_SETUP_DIR);
+	int r = hib_setup_state_add(s->root, &s->st, HIB_ACT_CREATED_FILE, s->plan.path, &s->err);
 
-	if (r == 0)
-		r = hib_setup_state_add(s->root, &s->st, HIB_ACT_CREATED_FILE, s->plan.path,
-					&s->err);
 	if (r < 0)
 		return r;
 	snprintf(full, sizeof(full), "%s%s", s->root, s->plan.path);
@@ -148,10 +154,8 @@ static int make_swap_file(struct setup *s)
 	static const char *const mkswap[] = { "/usr/sbin/mkswap", "/sbin/mkswap", NULL };
 	const char *bt = find_prog(s, btrfs), *mk = find_prog(s, mkswap);
 	char dir[PATH_MAX], full[PATH_MAX];
-	int r = mkdir_recorded(s, HIB_SETUP_DIR);
+	int r;
 
-	if (r < 0)
-		return r;
 	if (!bt || !mk)
 		return hib_error_set(&s->err, -ENOENT, "%s not found: install %s",
 				     bt ? "mkswap" : "btrfs", bt ? "util-linux" : "btrfs-progs");
@@ -176,7 +180,7 @@ static int step_make(struct setup *s)
 {
 	switch (s->plan.kind) {
 	case HIB_SETUP_SWAP_AREA:
-		return 0;
+		return 1;
 	case HIB_SETUP_IMAGE_FILE:
 		return make_image_file(s);
 	case HIB_SETUP_SWAP_FILE:
@@ -253,7 +257,7 @@ static int step_fstab(struct setup *s)
 	_cleanup_(freep) char *text = NULL;
 
 	if (r < 0 || s->plan.kind != HIB_SETUP_SWAP_FILE)
-		return r;
+		return r < 0 ? r : 1;
 	text = hib_setup_fstab_edit(old, s->plan.path, s->plan.swap_prio);
 	if (!text)
 		return hib_error_set(&s->err, -ENOMEM, "out of memory");
@@ -267,7 +271,7 @@ static int step_swapon(struct setup *s)
 	int flags = 0;
 
 	if (s->plan.kind != HIB_SETUP_SWAP_FILE)
-		return 0;
+		return 1;
 	snprintf(full, sizeof(full), "%s%s", s->root, s->plan.path);
 	if (s->plan.swap_prio >= 0)
 		flags = SWAP_FLAG_PREFER | (s->plan.swap_prio & SWAP_FLAG_PRIO_MASK);
@@ -276,21 +280,45 @@ static int step_swapon(struct setup *s)
 	return hib_setup_state_add(s->root, &s->st, HIB_ACT_SWAPON, s->plan.path, &s->err);
 }
 
-static int step_initramfs(struct setup *s)
+/* The running kernel's initramfs now carries the target (the hook's record). */
+static int check_record(struct setup *s)
 {
+	_cleanup_(hib_target_closep) struct hib_target *t = NULL;
+	char full[PATH_MAX], msg[1024];
+	struct hib_location l;
+	struct utsname u;
 	int r;
 
-	if (!s->initramfs[0])
-		return 0;
-	r = hib_setup_state_add(s->root, &s->st, HIB_ACT_RERUN, "initramfs", &s->err);
+	snprintf(full, sizeof(full), "%s%s", s->root, s->plan.path);
+	if (s->plan.kind != HIB_SETUP_SWAP_AREA)
+		r = hib_location_of_file(full, &l, &s->err);
+	else if ((r = hib_target_open(s->plan.device, 0, false, &t)) < 0)
+		return hib_error_set(&s->err, r, "%s: cannot open: %s", s->plan.device,
+				     strerror(-r));
+	else
+		r = hib_location_of_target(s->root, t, &l, &s->err);
+	if (r < 0 || uname(&u) < 0)
+		return r < 0 ? r : hib_error_set(&s->err, -errno, "uname: %m");
+	if (hib_location_check(s->root, u.release, &l, true, msg, sizeof(msg)) !=
+	    HIB_LOCATION_MATCH)
+		return hib_error_set(&s->err, -ESTALE,
+				     "%s (is the package's initramfs hook installed?)", msg);
+	tlog(s->ctl, HIB_LOG_INFO, "setup: %s", msg);
+	return 0;
+}
+
+static int step_initramfs(struct setup *s)
+{
+	int r = hib_setup_state_add(s->root, &s->st, HIB_ACT_RERUN, "initramfs", &s->err);
+
 	if (r == 0)
 		r = rebuild_initramfs(s);
 	if (r < 0)
-		hib_error_prefix(&s->err, r,
-				 "%s failed: the initramfs would not find the image; fix what it "
-				 "says, then run hibernate setup again: ",
-				 s->initramfs[0]);
-	return r;
+		return hib_error_prefix(&s->err, r,
+					"%s failed: the initramfs would not find the image; fix "
+					"what it says, then run hibernate setup again: ",
+					s->initramfs[0]);
+	return check_record(s);
 }
 
 /* logind's CanHibernate follows doctor: hibernate-logind re-reads it. */
@@ -302,7 +330,7 @@ static int step_logind(struct setup *s)
 
 	snprintf(full, sizeof(full), "%s/run/systemd/system", s->root);
 	if (access(full, F_OK) < 0)
-		return 0;
+		return 1;
 	if (hib_systemctl(args, NULL, 0, &e) != 0)
 		tlog(s->ctl, HIB_LOG_WARN,
 		     "setup: logind: systemctl try-restart hibernate-logind.service failed: "
@@ -314,8 +342,8 @@ static int step_logind(struct setup *s)
 
 struct step {
 	const char *name;
-	int (*run)(struct setup *s);
-	bool fatal; /* a failure undoes everything */
+	int (*run)(struct setup *s); /* 0 done, 1 nothing to do here, -errno and s->err */
+	bool fatal;                  /* a failure undoes everything */
 };
 
 static const struct step steps[] = {
@@ -351,9 +379,10 @@ static void plan_line(const struct setup *s, size_t i)
 	else if (i == 3 && p->kind == HIB_SETUP_SWAP_FILE)
 		printf("setup: %s: swapon %s%s\n", n, p->path, prio);
 	else if (i == 4)
-		printf("setup: %s: %s\n", n,
-		       s->initramfs[0] ? s->initramfs[0]
-				       : "no update-initramfs or dracut: nothing to rebuild");
+		printf("setup: %s: %s %s %s %s, then check that this kernel's initramfs "
+		       "carries the target\n",
+		       n, s->initramfs[0], s->initramfs[1], s->initramfs[2],
+		       s->initramfs[3] ? s->initramfs[3] : "");
 	else if (i == 5)
 		printf("setup: %s: systemctl try-restart hibernate-logind.service\n", n);
 }
@@ -412,6 +441,11 @@ static int undo_all(struct setup *s)
 
 static int run_steps(struct setup *s)
 {
+	/* The state's own directory, recorded first when setup makes it. */
+	if (mkdir_recorded(s, HIB_SETUP_DIR) < 0) {
+		say(s->ctl, "setup: %s", s->err.msg);
+		return EXIT_FAILURE;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
 		uint64_t t0 = now_ms();
 		int r = steps[i].run(s);
@@ -428,7 +462,10 @@ static int run_steps(struct setup *s)
 			say(s->ctl, "setup: every change undone: the system is as it was");
 			return EXIT_FAILURE;
 		}
-		printf("setup: %s: done (%" PRIu64 " ms)\n", steps[i].name, now_ms() - t0);
+		if (r == 1)
+			printf("setup: %s: nothing to do\n", steps[i].name);
+		else
+			printf("setup: %s: done (%" PRIu64 " ms)\n", steps[i].name, now_ms() - t0);
 		fflush(stdout);
 	}
 	return EXIT_SUCCESS;
@@ -466,7 +503,9 @@ static int setup_undo(struct setup *s)
 		return EXIT_FAILURE;
 	}
 	for (size_t i = s->st.n; i-- > 0;)
-		printf("setup: undo: %s\n", s->st.a[i].arg);
+		if (s->st.a[i].act != HIB_ACT_TARGET)
+			printf("setup: undo: %s%s\n",
+			       s->st.a[i].act == HIB_ACT_RERUN ? "rerun " : "", s->st.a[i].arg);
 	if (undo_all(s) < 0) {
 		say(s->ctl, "setup: --undo: %s; what is left is in %s", s->err.msg,
 		    HIB_SETUP_STATE_FILE);
@@ -515,9 +554,13 @@ static int setup_plan(struct setup *s)
 		snprintf(s->plan.path, sizeof(s->plan.path), "%s", s->ctl->device);
 		snprintf(s->plan.device, sizeof(s->plan.device), "%s", s->ctl->device);
 	}
+	find_initramfs(s);
+	if (r == 0 && !s->initramfs[0])
+		r = hib_error_set(&s->err, -ENOENT,
+				  "neither update-initramfs nor dracut is installed: the image is "
+				  "resumed from the initramfs; install initramfs-tools or dracut");
 	if (r < 0)
 		say(s->ctl, "setup: refused: %s", s->err.msg);
-	find_initramfs(s);
 	return r;
 }
 

@@ -35,6 +35,27 @@ install() {
 	# built in on Debian; instmods is quiet where they are).
 	instmods -o tpm_tis tpm_crb
 	[[ -f $conf ]] && inst_simple "$conf"
+	# The target's location, resolved now (hibernate-setup(8)): the image's
+	# copy of the configuration names its device by UUID with the page
+	# offset, so no resume= is needed; recorded per kernel for the check
+	# hibernate makes before the freeze.  Not locatable: a warning, the
+	# record goes, and hibernate refuses with the fix.
+	# shellcheck disable=SC2154 # kernel: set by dracut
+	local loc record=${HIBERNATE_LOCATION_RECORD:-/var/lib/hibernate/initramfs/$kernel}
+	# shellcheck disable=SC2154 # initdir: set by dracut
+	if loc=$("$hibernate" config location) && [[ -n $loc ]]; then
+		rm -f "${initdir}${conf}"
+		if ! "$hibernate" config initramfs >"${initdir}${conf}"; then
+			dfatal "hibernate: $hibernate config initramfs failed (above): fix $conf, then run dracut -f"
+			exit 1
+		fi
+		mkdir -p "${record%/*}"
+		printf 'location %s\nbuilt %s\n' "$loc" "$(date +%s)" >"$record.tmp" && mv "$record.tmp" "$record"
+		dinfo "hibernate: image location $loc (device in $conf) carried by the image of $kernel"
+	else
+		[[ -z $loc ]] || dwarning "hibernate: the target in $conf cannot be located: hibernate refuses until it is fixed and dracut -f has run"
+		rm -f "$record"
+	fi
 	if [[ -n $keyfile && -f $keyfile ]]; then
 		inst_simple "$keyfile"
 		# hibernate resume refuses a key file group or others may read.
