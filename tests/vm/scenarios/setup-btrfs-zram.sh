@@ -22,11 +22,6 @@ DATA_MB=64
 # shellcheck source=../guest/debian/setup.sh
 . /usr/local/lib/hibtest/setup.sh
 
-# TODO(setup): the stand-in (setup.sh) while setup is missing: btrfs's
-# recipe for the swap file (NOCOW, one extent run).
-standin() { standin_file /swapfile 1200 "$@"; }
-standin_mkswap() { btrfs filesystem mkswapfile --size "${2}m" "$1" >/dev/null; }
-
 # prio NAME-PATTERN: the priority of the first swap area in use whose name
 # matches.
 prio() {
@@ -49,8 +44,8 @@ step() {
 	1)
 		say rootfs "$(findmnt -n -o FSTYPE /)"
 		swaps before
-		run_timed setup_dry hib_setup --dry-run
-		run_timed setup hib_setup --yes || fatal "hibernate setup failed: $(tail -n 3 $STATE/setup.out | tr '\n' ' ')"
+		run_timed setup_dry hibernate setup --dry-run
+		run_timed setup hibernate setup --yes || fatal "hibernate setup failed: $(tail -n 3 $STATE/setup.out | tr '\n' ' ')"
 		setup_report
 		target=$(setup_target)
 		say target "$target"

@@ -37,19 +37,6 @@ lvm_swap() {
 	say lvm ok
 }
 
-# TODO(setup): the stand-in (setup.sh) while setup is missing: the LV in
-# hibernate.conf, the initramfs rebuilt (the conf hook hands it RESUME=).
-standin() {
-	case $1 in
-	--dry-run) echo "stand-in plan: device = /dev/mapper/hibvg-swap, update-initramfs -u" ;;
-	--yes)
-		printf 'device = /dev/mapper/hibvg-swap\n' >>/etc/hibernate.conf
-		update-initramfs -u && systemctl restart hibernate-logind.service
-		mkdir -p /var/lib/hibernate && echo "standin /dev/mapper/hibvg-swap" >/var/lib/hibernate/setup.state
-		;;
-	esac
-}
-
 # inventory NAME: the LVs, the swap areas in use, the files of 10 MiB or
 # more on the root filesystem (what setup would have made).
 inventory() {
@@ -72,8 +59,8 @@ step() {
 		;;
 	1)
 		inventory before
-		run_timed setup_dry hib_setup --dry-run
-		run_timed setup hib_setup --yes || fatal "hibernate setup failed: $(tail -n 3 $STATE/setup.out | tr '\n' ' ')"
+		run_timed setup_dry hibernate setup --dry-run
+		run_timed setup hibernate setup --yes || fatal "hibernate setup failed: $(tail -n 3 $STATE/setup.out | tr '\n' ' ')"
 		setup_report
 		say target "$(setup_target)"
 		say target_dev "$(readlink -f "$(setup_target)")"

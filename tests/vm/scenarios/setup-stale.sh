@@ -25,9 +25,6 @@ DATA_MB=64
 # shellcheck source=../guest/debian/setup.sh
 . /usr/local/lib/hibtest/setup.sh
 
-# TODO(setup): the stand-in (setup.sh) while setup is missing.
-standin() { standin_file /swapfile 1200 "$@"; }
-
 # first_offset FILE: the physical offset of FILE's first block (filefrag).
 first_offset() {
 	filefrag -v "$1" 2>/dev/null | awk '$1 == "0:" { sub(/\.\..*/, "", $4); print $4; exit }'
@@ -85,25 +82,17 @@ step() {
 	case $boot in
 	0) boot0 ;;
 	1)
-		run_timed setup hib_setup --yes || fatal "hibernate setup failed: $(tail -n 3 $STATE/setup.out | tr '\n' ' ')"
+		run_timed setup hibernate setup --yes || fatal "hibernate setup failed: $(tail -n 3 $STATE/setup.out | tr '\n' ' ')"
 		setup_report
 		target=$(setup_target)
 		say target "$target"
 		[ -f "$target" ] || fatal "setup's target '$target' is not a file: nothing to re-create"
 		recreate "$target"
 		workload_start
-		if [ -e /var/lib/hibtest/standin.orig ]; then
-			# TODO(setup): today's hibernate has no check: it would
-			# write the image where no boot looks.  The stand-in's
-			# fix: the GRUB drop-in made again.
-			say stale_checks "skipped: waits for hibernate's initramfs check (branch setup)"
-			standin_dropin "$target" | show standin
-		else
-			refused hibernate_stale hibernate
-			# systemd's own journal of the refusal comes from the unit.
-			refused systemctl_stale systemctl hibernate
-			say journal_refusal "$(journalctl -b -o cat -u systemd-hibernate.service | grep -iE 'initramfs' | tail -n 1)"
-		fi
+		refused hibernate_stale hibernate
+		# systemd's own journal of the refusal comes from the unit.
+		refused systemctl_stale systemctl hibernate
+		say journal_refusal "$(journalctl -b -o cat -u systemd-hibernate.service | grep -iE 'initramfs' | tail -n 1)"
 		# The kernel logs every freeze of user space (ours through
 		# /dev/snapshot as well): none so far.
 		say freezes "$(journalctl -b -k -o cat | grep -c 'Freezing user space')"
