@@ -99,6 +99,10 @@ dg_prepare() {
 	ds_install_package "$root" "$deb"
 	ds_install_tests "$root" "$script"
 	install -m 644 "$HIBVM_DIR/guest/debian/setup.sh" "$root/usr/local/lib/hibtest/"
+	# The resumed world runs setup --undo (an initramfs build) in
+	# hibtest-resumed.service: no start timeout.
+	install -d "$root/etc/systemd/system/hibtest-resumed.service.d"
+	printf '[Service]\nTimeoutStartSec=infinity\n' >"$root/etc/systemd/system/hibtest-resumed.service.d/timeout.conf"
 	rel=$(basename "$(compgen -G "$root/boot/vmlinuz-*" | head -n1)")
 	rel=${rel#vmlinuz-}
 	DG_KERNEL=$rel
