@@ -29,7 +29,8 @@ prio() {
 }
 
 swaps() {
-	say "swaps_$1" "$(swapon --show=NAME,TYPE,SIZE,PRIO --noheadings | tr -s ' ' | paste -sd';')"
+	v=$(swapon --show=NAME,TYPE,SIZE,PRIO --noheadings | tr -s ' ' | paste -sd';' -)
+	say "swaps_$1" "${v:-none}"
 	say "zram_prio_$1" "$(prio zram)"
 }
 

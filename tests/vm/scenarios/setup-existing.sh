@@ -40,9 +40,12 @@ lvm_swap() {
 # inventory NAME: the LVs, the swap areas in use, the files of 10 MiB or
 # more on the root filesystem (what setup would have made).
 inventory() {
-	say "lvs_$1" "$(lvs --noheadings -o lv_name,lv_size 2>/dev/null | tr -s ' ' | paste -sd';')"
-	say "swaps_$1" "$(swapon --show=NAME,TYPE,SIZE --noheadings | tr -s ' ' | paste -sd';')"
-	say "bigfiles_$1" "$(find / -xdev -type f -size +10M 2>/dev/null | sort | paste -sd' ')"
+	v=$(lvs --noheadings -o lv_name,lv_size 2>/dev/null | tr -s ' ' | paste -sd';' -)
+	say "lvs_$1" "${v:-none}"
+	v=$(swapon --show=NAME,TYPE,SIZE --noheadings | tr -s ' ' | paste -sd';' -)
+	say "swaps_$1" "${v:-none}"
+	v=$(find / -xdev -type f -size +10M 2>/dev/null | sort | paste -sd' ' -)
+	say "bigfiles_$1" "${v:-none}"
 }
 
 step() {

@@ -14,10 +14,13 @@ now_ms() {
 # generated grub.cfg, sorted by name, in $SNAP/NAME.sha (on the disk: it
 # must outlive the boots between setup and --undo).  What setup may touch
 # (fstab, initramfs and GRUB configuration, hibernate.conf, swap units)
-# is all there.
+# is all there.  Not /etc/adjtime: the cycle's clock hook (hooks/60-clock,
+# hwclock --systohc) writes it when the machine hibernates, setup never
+# (the host checks setup's own list of edited files).
 snapshot() {
 	mkdir -p $SNAP
-	find /etc /boot/grub/grub.cfg -xdev -type f -print0 | sort -z | xargs -0 sha256sum >"$SNAP/$1.sha"
+	find /etc /boot/grub/grub.cfg -xdev -type f ! -path /etc/adjtime -print0 | sort -z |
+		xargs -0 sha256sum >"$SNAP/$1.sha"
 	find /var/lib/hibernate 2>/dev/null | sort >"$SNAP/$1.varlib"
 	say "snapshot_$1" "$(wc -l <"$SNAP/$1.sha") files"
 }
@@ -41,13 +44,14 @@ run_timed() {
 # doctor's verdict.
 setup_report() {
 	swapon --show=NAME,TYPE,SIZE,PRIO --noheadings | show swaps
-	say swaps "$(swapon --show=NAME,TYPE,SIZE,PRIO --noheadings | tr -s ' ' | paste -sd';')"
+	v=$(swapon --show=NAME,TYPE,SIZE,PRIO --noheadings | tr -s ' ' | paste -sd';' -)
+	say swaps "${v:-none}"
 	show fstab </etc/fstab
 	if [ -f /var/lib/hibernate/setup.state ]; then
 		show setup-state </var/lib/hibernate/setup.state
 		say setup_state 1
 		say setup_edited "$(awk '$1 == "edited" { print $2 }' /var/lib/hibernate/setup.state | paste -sd' ' -)"
-		say setup_created "$(awk '$1 != "edited" { print $1 ":" $2 }' /var/lib/hibernate/setup.state | paste -sd' ' -)"
+		say setup_created "$(awk '$1 != "edited" && $1 !~ /^#/ { print $1 ":" $2 }' /var/lib/hibernate/setup.state | paste -sd' ' -)"
 	else
 		say setup_state 0
 	fi
@@ -55,7 +59,8 @@ setup_report() {
 	# What the next boots' command line will be: GRUB's menu entry.
 	say grubcfg_resume "$(grep -c 'resume=' /boot/grub/grub.cfg)"
 	run_timed doctor hibernate doctor
-	say doctor_verdict "$(tail -n 1 "$STATE/doctor.out")"
+	say doctor_verdict "$(grep -c '^PASS' "$STATE/doctor.out") PASS, $(grep -c '^WARN' "$STATE/doctor.out") WARN, $(grep -c '^FAIL' "$STATE/doctor.out") FAIL"
+	say setup_verdict "$(grep '^setup: doctor:' "$STATE/setup.out" 2>/dev/null | tail -n 1)"
 }
 
 # setup_target: the target setup chose: hibernate.conf's device (a UUID=
