@@ -735,7 +735,8 @@ disk_hash() {
 # Needs VM_INITRD, VM_DISK, VM_LOGDIR, SCENARIO, KERNEL_VMLINUZ; optional
 # VM_APPEND (extra cmdline for every boot of the scenario), VM_DRIVE_OPTS
 # (more -drive properties, e.g. "throttling.bps-write=20000000") and
-# VM_CONSOLE_IN (QEMU's stdin instead of /dev/null: see vm_console_open).
+# VM_CONSOLE_IN (QEMU's stdin instead of /dev/null: see vm_console_open),
+# VM_FIRMWARE_BOOT=1 (no -kernel: the disk's boot loader; see below).
 # Writes $VM_LOGDIR/bootN.log (the console), bootN.marks ("<host time>
 # key=value" for each HIBTEST line as it arrived) and bootN.times (host
 # times QEMU started and ended; also in $VM_BOOT_START and $VM_BOOT_END).  Returns 0 when QEMU exited by itself, 1 on timeout (then
@@ -747,6 +748,15 @@ vm_boot() {
 	local rcfile=$VM_LOGDIR/.boot$n.rc
 	local append="console=ttyS0 quiet no_console_suspend panic=-1"
 	append+=" hibtest.scenario=$SCENARIO hibtest.boot=$n ${VM_APPEND:-} $*"
+	# VM_FIRMWARE_BOOT=1: the firmware (SeaBIOS) boots the disk's own boot
+	# loader, whose command line the guest gets; hibtest.scenario and
+	# hibtest.boot then reach the guest as QEMU fw_cfg files
+	# (/sys/firmware/qemu_fw_cfg/by_name/opt/hibtest/{scenario,boot}/raw).
+	local boot_args=(-kernel "$KERNEL_VMLINUZ" -initrd "$VM_INITRD" -append "$append")
+	if [[ ${VM_FIRMWARE_BOOT:-0} == 1 ]]; then
+		boot_args=(-boot c -fw_cfg "name=opt/hibtest/scenario,string=$SCENARIO"
+			-fw_cfg "name=opt/hibtest/boot,string=$n")
+	fi
 	local tee_to=("$log")
 	[[ ${VERBOSE:-0} != 0 ]] && tee_to+=(/dev/stderr)
 	local attempt=0 rc
@@ -778,7 +788,7 @@ vm_boot() {
 		timeout -k 5 "$HIBVM_TIMEOUT" qemu-system-x86_64 \
 			-accel tcg -machine "$HIBVM_MACHINE" -m "$HIBVM_MEM" -smp "$HIBVM_SMP" \
 			-nographic -no-reboot -nic none \
-			-kernel "$KERNEL_VMLINUZ" -initrd "$VM_INITRD" -append "$append" \
+			"${boot_args[@]}" \
 			-drive "file=$VM_DISK,if=virtio,format=raw${VM_DRIVE_OPTS:+,$VM_DRIVE_OPTS}" \
 			-pidfile "$pidfile" \
 			${VM_QEMU_ARGS:-} <"${VM_CONSOLE_IN:-/dev/null}" 2>&1 || rc=$?

@@ -18,11 +18,17 @@ fatal() {
 	systemctl poweroff
 	exit 1
 }
+# cmdline_boot: the boot number, hibtest.boot=N on the kernel command line
+# or, in a boot through the disk's own boot loader (lib.sh's
+# VM_FIRMWARE_BOOT), QEMU's fw_cfg file opt/hibtest/boot.
 cmdline_boot() {
 	# shellcheck disable=SC2013 # words, not lines
 	for w in $(cat /proc/cmdline); do
-		case $w in hibtest.boot=*) echo "${w#*=}" ;; esac
+		case $w in hibtest.boot=*) echo "${w#*=}"; return 0 ;; esac
 	done
+	f=/sys/firmware/qemu_fw_cfg/by_name/opt/hibtest/boot/raw
+	[ -e $f ] || modprobe qemu_fw_cfg 2>/dev/null
+	cat $f 2>/dev/null
 }
 
 # swap_active DEV: 1 when DEV is an active swap area.
@@ -100,4 +106,21 @@ dispatch() {
 	resumed) resumed ;;
 	*) echo "usage: $0 step|resumed" >&2; exit 2 ;;
 	esac
+}
+
+# grub_install_step: boot 0 of a scenario booted through GRUB (grub-boot.bash):
+# GRUB installed inside the guest, on its own disk, then the grub.cfg made
+# from /etc/default/grub{,.d}; "grub_install=ok" or what failed.
+grub_install_step() {
+	if ! out=$(grub-install --target=i386-pc /dev/vda 2>&1); then
+		say grub_install "grub-install /dev/vda failed: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+		return 1
+	fi
+	if ! out=$(update-grub 2>&1); then
+		say grub_install "update-grub failed: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+		return 1
+	fi
+	echo "$out" | show update-grub
+	grep -E '^[[:space:]]*linux[[:space:]]' /boot/grub/grub.cfg | head -n 1 | show grub-cfg
+	say grub_install ok
 }
