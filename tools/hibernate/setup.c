@@ -533,6 +533,8 @@ static int setup_undo(struct setup *s)
 		    HIB_SETUP_STATE_FILE);
 		return EXIT_FAILURE;
 	}
+	/* logind's CanHibernate must stop saying yes for a target now gone. */
+	step_logind(s);
 	printf("setup: undone: every file setup edited is as it was, what it made is gone\n");
 	return EXIT_SUCCESS;
 }
