@@ -166,7 +166,8 @@ static void stat_box(const struct img *im, unsigned x0, unsigned y0, unsigned w,
 			if (k == ncol && ncol < 4096)
 				seen[ncol++] = c;
 		}
-	printf("%ux%u colours=%u lit=%u\n", w, h, ncol, total ? (unsigned)(lit * 1000000 / total) : 0);
+	printf("%ux%u colours=%u lit=%u\n", w, h, ncol,
+	       total ? (unsigned)(lit * 1000000 / total) : 0);
 }
 
 int main(int argc, char **argv)
