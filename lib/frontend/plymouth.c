@@ -5,6 +5,7 @@
  * answering costs the resume two seconds, never the boot.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,7 @@ static const char *const client_paths[] = { "/usr/bin/plymouth", "/bin/plymouth"
 
 /* A message or progress: two seconds; a question waits for the person. */
 #define PLYMOUTH_TIMEOUT_MS 2000
+#define PLYMOUTH_QUIT_TIMEOUT_MS 10000
 
 /* @argv through the client: its exit status, or <0 (said in @err). */
 static int plymouth_run(const char *const *argv, unsigned timeout_ms, char *out, size_t out_size,
@@ -128,13 +130,14 @@ static bool process_gone(int pid)
 	return state == 'Z' || state == 'X';
 }
 
-/* plymouthd answers quit before it has let go of the terminal: wait for it. */
-static void wait_gone(int pid)
+/* Wait up to @ms for @pid to exit; true when it has. */
+static bool wait_gone(int pid, int ms)
 {
 	const struct timespec step = { 0, 20 * 1000 * 1000 };
 
-	for (int i = 0; pid > 0 && i < 250 && !process_gone(pid); i++)
+	for (int i = 0; i < ms / 20 && !process_gone(pid); i++)
 		nanosleep(&step, NULL);
+	return process_gone(pid);
 }
 
 int hib_plymouth_quit(struct hib_plymouth *p, struct hib_error *err)
@@ -145,13 +148,22 @@ int hib_plymouth_quit(struct hib_plymouth *p, struct hib_error *err)
 
 	if (!hib_plymouth_active(p))
 		return 0;
-	r = plymouth_run(argv, PLYMOUTH_TIMEOUT_MS, NULL, 0, &res, err);
+	/* Slow to answer on a busy machine (seen past 2 s under TCG). */
+	r = plymouth_run(argv, PLYMOUTH_QUIT_TIMEOUT_MS, NULL, 0, &res, err);
 	p->client[0] = 0;
-	if (r == 0)
-		wait_gone(p->pid);
-	if (r > 0)
-		return hib_error_set(err, -EPROTO, "plymouth quit exited with %d", r);
-	return r;
+	if (p->pid <= 0 || wait_gone(p->pid, 5000))
+		return r > 0   ? hib_error_set(err, -EPROTO, "plymouth quit exited with %d", r)
+		       : r < 0 ? r
+			       : 0;
+	/* Still there: frozen, it would hold the console forever and the
+	 * restore (the image already invalidated) would hang. Its world is
+	 * about to be replaced by the image's anyway. */
+	kill(p->pid, SIGKILL);
+	wait_gone(p->pid, 2000);
+	return hib_error_set(err, -ETIMEDOUT,
+			     "plymouthd (pid %d) did not quit: killed, so the restore can take "
+			     "the console",
+			     p->pid);
 }
 
 int hib_plymouth_ask(const struct hib_plymouth *p, const char *prompt, char *buf, size_t size,

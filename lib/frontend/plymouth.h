@@ -52,7 +52,8 @@ int hib_plymouth_progress(struct hib_plymouth *p, const char *what, int pct, int
  * screen) and give the console back, before processes are frozen for a
  * restore: the kernel then moves the console to its own VT, which a frozen
  * plymouthd holding it would never release: so this returns once plymouthd
- * is gone (or a zombie), at most 5 s. The splash is no longer active after
+ * is gone (or a zombie). One that has not gone 5 s after its answer (or its
+ * silence: 10 s) is killed, -ETIMEDOUT. The splash is no longer active after
  * this.
  */
 int hib_plymouth_quit(struct hib_plymouth *p, struct hib_error *err);

@@ -209,6 +209,36 @@ static void quit_waits_for_the_daemon_to_go(void **state)
 	assert_int_equal(waitpid(daemon, NULL, WNOHANG), daemon);
 }
 
+/* A plymouthd that answers quit and stays: frozen, it would hang the
+ * restore; it is killed after 5 s, and quit says so. */
+static void quit_kills_a_daemon_that_stays(void **state)
+{
+	struct fx *f = *state;
+	struct hib_plymouth p;
+	struct hib_error err;
+	char pidfile[PATH_MAX + 64];
+	int status = 0;
+	pid_t daemon = fork();
+	FILE *s;
+
+	if (daemon == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_true(daemon > 0);
+	snprintf(pidfile, sizeof(pidfile), "%s/plymouth/pid", f->run);
+	s = fopen(pidfile, "w");
+	assert_non_null(s);
+	fprintf(s, "%d\n", daemon);
+	fclose(s);
+	write_client(f, "exit 0");
+	assert_true(probe(f, &p));
+	assert_int_equal(hib_plymouth_quit(&p, &err), -ETIMEDOUT);
+	assert_non_null(strstr(err.msg, "killed"));
+	assert_int_equal(waitpid(daemon, &status, WNOHANG), daemon);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
 static void nothing_without_a_splash(void **state)
 {
 	struct hib_plymouth p = { .client = "", .last_pct = -1 };
@@ -272,6 +302,7 @@ int main(void)
 		FX(passphrase_refusals),
 		FX(quit_keeps_the_picture_and_ends_the_splash),
 		FX(quit_waits_for_the_daemon_to_go),
+		FX(quit_kills_a_daemon_that_stays),
 	};
 	quiet_logs();
 	return cmocka_run_group_tests(tests, NULL, NULL);
