@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * systemd's sleep operations, decided step by step (sleep.h). The rules are
- * systemd-sleep's (src/sleep/sleep.c) for a machine without a battery:
- * hybrid-sleep and suspend-then-hibernate fall back to a suspend to RAM when
- * the hibernation fails (a laptop in a bag had better sleep in RAM than stay
- * on; the unit still fails, so the journal says the hibernation did not
- * happen), and a suspend the user ends before the delay keeps the system up.
+ * systemd-sleep's (src/sleep/sleep.c): hybrid-sleep and suspend-then-hibernate
+ * fall back to a suspend to RAM when the hibernation fails (a laptop in a bag
+ * had better sleep in RAM than stay on; the unit still fails, so the journal
+ * says the hibernation did not happen), and a suspend the user ends keeps the
+ * system up. Without a battery suspend-then-hibernate is a fixed timer
+ * (HibernateDelaySec=, 2 h); with one, each wake re-plans from the charge and
+ * the learned rate (hib_sth_plan), more carefully than systemd: it hibernates
+ * before a wake that would come too late, never trusts a missing estimate,
+ * and takes a wake at the battery's firmware alarm as the alarm.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,10 +71,191 @@ static void after_hibernate(const struct hib_sleep_state *s, struct hib_sleep_ne
 	}
 }
 
-/* suspend-then-hibernate's suspend: the alarm means hibernate now. */
-static void after_suspend(const struct hib_sleep_state *s, struct hib_sleep_next *n)
+/* ---- suspend-then-hibernate with batteries --------------------------------- */
+
+#define USEC_PER_HOUR 3600000000ULL
+
+static bool has_battery(const struct hib_sleep_power *sp)
+{
+	return sp->power && sp->power->n > 0;
+}
+
+/* The rate of @b, learned or assumed. */
+static unsigned battery_rate(const struct hib_sleep_power *sp, const struct hib_battery *b,
+			     bool *assumed)
+{
+	unsigned rate = sp->rates ? hib_rate_get(sp->rates, b->id) : 0;
+
+	if (rate)
+		return rate;
+	*assumed = true;
+	return HIB_STH_ASSUMED_RATE;
+}
+
+static int low_permille(const struct hib_power *p)
+{
+	int low = HIB_STH_LOW_PERMILLE;
+
+	if (hib_power_alarm_usable(p))
+		for (unsigned i = 0; i < p->n; i++)
+			if (p->bat[i].alarm_permille > low)
+				low = p->bat[i].alarm_permille;
+	return low;
+}
+
+/* The figures into @pl->msg: each battery's charge and rate, the time left. */
+static size_t plan_figures(const struct hib_sleep_power *sp, struct hib_sth_plan *pl)
+{
+	const struct hib_power *p = sp->power;
+	size_t len = 0;
+
+	len += (size_t)snprintf(pl->msg, sizeof(pl->msg), "suspend-then-hibernate: on %s,",
+				p->on_ac ? "AC" : "battery");
+	for (unsigned i = 0; i < p->n && len < sizeof(pl->msg); i++) {
+		const struct hib_battery *b = &p->bat[i];
+		bool assumed = false;
+		unsigned rate = battery_rate(sp, b, &assumed);
+
+		len += (size_t)snprintf(pl->msg + len, sizeof(pl->msg) - len,
+					" %s %d.%d%% at %u.%u%%/h (%s),", b->name, b->permille / 10,
+					b->permille % 10, rate / 10, rate % 10,
+					assumed ? "assumed: none learned yet" : "learned");
+	}
+	if (len < sizeof(pl->msg))
+		len += (size_t)snprintf(pl->msg + len, sizeof(pl->msg) - len,
+					" %.1f h to %d%%, %.1f h in RAM so far: ",
+					(double)pl->left_usec / USEC_PER_HOUR,
+					(pl->low_permille + 5) / 10,
+					(double)sp->asleep_usec / USEC_PER_HOUR);
+	return len < sizeof(pl->msg) ? len : sizeof(pl->msg) - 1;
+}
+
+/* Until every battery is low, each at its own rate (they drain in turn, as
+ * systemd adds them up). */
+static uint64_t time_left(const struct hib_sleep_power *sp, int low, bool *assumed)
+{
+	uint64_t left = 0;
+
+	for (unsigned i = 0; i < sp->power->n; i++) {
+		const struct hib_battery *b = &sp->power->bat[i];
+		unsigned rate = battery_rate(sp, b, assumed);
+
+		if (b->permille > low)
+			left += (uint64_t)(b->permille - low) * USEC_PER_HOUR / rate;
+	}
+	return left;
+}
+
+/* The decision itself, the figures already measured into @pl. */
+static const char *plan_decide(const struct hib_sleep_conf *sc, const struct hib_sleep_power *sp,
+			       struct hib_sth_plan *pl)
+{
+	uint64_t next = sc->suspend_estimation_usec;
+
+	if (sp->power->on_ac && !sc->hibernate_on_ac) {
+		pl->restart_delay = true;
+		pl->next_usec = next;
+		return "HibernateOnACPower=no: staying in RAM, checking again then";
+	}
+	if (sc->delay_set && sp->asleep_usec >= sc->hibernate_delay_usec) {
+		pl->hibernate = true;
+		return "HibernateDelaySec= is over";
+	}
+	if (sc->delay_set && sc->hibernate_delay_usec - sp->asleep_usec < next)
+		next = sc->hibernate_delay_usec - sp->asleep_usec;
+	if (pl->left_usec == 0) {
+		pl->hibernate = true;
+		return "the batteries are low";
+	}
+	if (pl->left_usec >= next + HIB_STH_MARGIN_USEC) {
+		pl->next_usec = next;
+		return next < sc->suspend_estimation_usec
+			       ? "HibernateDelaySec= ends then"
+			       : "the next check (SuspendEstimationSec=)";
+	}
+	if (pl->assumed && pl->left_usec >= HIB_STH_MARGIN_USEC + HIB_STH_MIN_INTERVAL_USEC) {
+		pl->next_usec = pl->left_usec - HIB_STH_MARGIN_USEC;
+		return "a short suspend to learn the rate, safe even at the assumed one";
+	}
+	pl->hibernate = true;
+	return "the batteries would be low before the next check";
+}
+
+void hib_sth_plan(const struct hib_sleep_conf *sc, const struct hib_sleep_power *sp,
+		  struct hib_sth_plan *ret)
+{
+	const char *why;
+	size_t len;
+
+	*ret = (struct hib_sth_plan){ 0 };
+	if (!has_battery(sp)) {
+		ret->next_usec = sc->hibernate_delay_usec;
+		snprintf(ret->msg, sizeof(ret->msg),
+			 "suspend-then-hibernate: hibernating after %" PRIu64 " s in RAM%s",
+			 sc->hibernate_delay_usec / 1000000,
+			 sc->delay_set ? "" : " (HibernateDelaySec= unset: systemd's default)");
+		return;
+	}
+	ret->battery = true;
+	ret->low_permille = low_permille(sp->power);
+	ret->left_usec = time_left(sp, ret->low_permille, &ret->assumed);
+	why = plan_decide(sc, sp, ret);
+	len = plan_figures(sp, ret);
+	if (ret->hibernate)
+		snprintf(ret->msg + len, sizeof(ret->msg) - len, "hibernating now: %s", why);
+	else
+		snprintf(ret->msg + len, sizeof(ret->msg) - len,
+			 "suspending, next wake in %" PRIu64 " min: %s", ret->next_usec / 60000000,
+			 why);
+}
+
+/* A wake that was not ours, on battery at the firmware's alarm level: the
+ * firmware woke us because the battery is low, not the user. */
+static bool woken_by_battery_alarm(const struct hib_sleep_power *sp)
+{
+	const struct hib_power *p = sp->power;
+
+	if (!has_battery(sp) || p->on_ac || !hib_power_alarm_usable(p))
+		return false;
+	for (unsigned i = 0; i < p->n; i++)
+		if (p->bat[i].permille > p->bat[i].alarm_permille + 10)
+			return false;
+	return true;
+}
+
+/* suspend-then-hibernate, at the start or at the alarm: the plan decides. */
+static void sth_step(const struct hib_sleep_state *s, const struct hib_sleep_conf *sc,
+		     struct hib_sleep_next *n)
+{
+	struct hib_sth_plan pl;
+
+	hib_sth_plan(sc, &s->sp, &pl);
+	snprintf(n->msg, sizeof(n->msg), "%s", pl.msg);
+	if (!pl.battery && s->last != HIB_SLEEP_START)
+		pl.hibernate = true; /* the fixed timer ran out */
+	if (pl.hibernate) {
+		if (!pl.battery)
+			n->msg[0] = 0;
+		next_step(n, HIB_SLEEP_HIBERNATE, "hibernate");
+		return;
+	}
+	next_step(n, HIB_SLEEP_SUSPEND, "suspend");
+	n->alarm_usec = pl.next_usec;
+	n->restart_delay = pl.restart_delay;
+}
+
+/* suspend-then-hibernate's suspend: the alarm means decide again. */
+static void after_suspend(const struct hib_sleep_state *s, const struct hib_sleep_conf *sc,
+			  struct hib_sleep_next *n)
 {
 	if (s->result == HIB_SLEEP_ALARM) {
+		sth_step(s, sc, n);
+		return;
+	}
+	if (s->result == HIB_SLEEP_WOKEN && woken_by_battery_alarm(&s->sp)) {
+		snprintf(
+			n->msg, sizeof(n->msg),
+			"suspend-then-hibernate: woken at the battery's low alarm: hibernating now");
 		next_step(n, HIB_SLEEP_HIBERNATE, "hibernate");
 		return;
 	}
@@ -85,12 +271,7 @@ static void start(const struct hib_sleep_state *s, const struct hib_sleep_conf *
 		next_step(n, HIB_SLEEP_HIBERNATE, hib_sleep_op_name(s->op));
 		return;
 	}
-	snprintf(n->msg, sizeof(n->msg),
-		 "suspend-then-hibernate: hibernating after %llu s in RAM%s",
-		 (unsigned long long)(sc->hibernate_delay_usec / 1000000),
-		 sc->delay_set ? "" : " (HibernateDelaySec= unset: systemd's default)");
-	next_step(n, HIB_SLEEP_SUSPEND, "suspend");
-	n->alarm_usec = sc->hibernate_delay_usec;
+	sth_step(s, sc, n);
 }
 
 void hib_sleep_decide(const struct hib_sleep_state *s, const struct hib_sleep_conf *sc,
@@ -102,7 +283,7 @@ void hib_sleep_decide(const struct hib_sleep_state *s, const struct hib_sleep_co
 		start(s, sc, ret);
 		break;
 	case HIB_SLEEP_SUSPEND:
-		after_suspend(s, ret);
+		after_suspend(s, sc, ret);
 		break;
 	case HIB_SLEEP_HIBERNATE:
 		after_hibernate(s, ret);

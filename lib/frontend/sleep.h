@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frontend/battery.h"
 #include "frontend/hooks.h"
 #include "frontend/sleepconf.h"
 #include "hibernate.h"
@@ -44,10 +45,19 @@ enum hib_sleep_result {
 	HIB_SLEEP_WOKEN,  /* a suspend something else ended: the user is back */
 };
 
+/* suspend-then-hibernate's view of the batteries when it decides. */
+struct hib_sleep_power {
+	const struct hib_power *power;      /* just read; NULL: not read (no battery) */
+	const struct hib_rate_store *rates; /* the learned rates; NULL: none */
+	uint64_t asleep_usec;               /* in RAM so far, toward HibernateDelaySec= (from the
+			       * unplug under HibernateOnACPower=no: restart_delay) */
+};
+
 struct hib_sleep_state {
 	enum hib_sleep_op op;
 	enum hib_sleep_action last; /* HIB_SLEEP_START at first */
 	enum hib_sleep_result result;
+	struct hib_sleep_power sp; /* suspend-then-hibernate */
 };
 
 struct hib_sleep_next {
@@ -55,11 +65,41 @@ struct hib_sleep_next {
 	const char *step;    /* systemd-sleep's SYSTEMD_SLEEP_ACTION for it */
 	uint64_t alarm_usec; /* HIB_SLEEP_SUSPEND: the RTC wakes it after this; 0: none */
 	bool failed;         /* HIB_SLEEP_DONE: the unit fails */
+	bool restart_delay;  /* HibernateDelaySec= counts from after this suspend */
 	/* A line for the log before the step ("" for none): an error (a step
-	 * failed, the fallback follows) or progress. */
+	 * failed, the fallback follows) or progress, with the figures behind
+	 * a suspend-then-hibernate decision. */
 	bool msg_error;
-	char msg[256];
+	char msg[512];
 };
+
+/* A charge at or below this (or the firmware alarm's level, if higher) is low:
+ * systemd's 5 %. */
+#define HIB_STH_LOW_PERMILLE 50
+/* The rate assumed for a battery whose rate is not learned yet: 20 %/h, worse
+ * than a laptop asleep ever is (s2idle ~3 %/h), so no estimate is never
+ * optimistic. */
+#define HIB_STH_ASSUMED_RATE 200
+/* Kept between the estimated low and the hibernation. */
+#define HIB_STH_MARGIN_USEC (15ULL * 60 * 1000000)
+/* The shortest suspend worth waking from. */
+#define HIB_STH_MIN_INTERVAL_USEC (15ULL * 60 * 1000000)
+
+/* What suspend-then-hibernate does next with the batteries it has. */
+struct hib_sth_plan {
+	bool battery;       /* a battery counts: else the fixed timer */
+	bool hibernate;     /* now; else suspend for next_usec */
+	bool restart_delay; /* on AC under HibernateOnACPower=no */
+	bool assumed;       /* a battery's rate is HIB_STH_ASSUMED_RATE */
+	uint64_t next_usec; /* the RTC alarm of the next suspend */
+	uint64_t left_usec; /* estimated until the batteries are low */
+	int low_permille;   /* the low threshold used */
+	char msg[512];      /* the figures and why */
+};
+
+/* The plan under @sc with @sp's batteries; used at every wake and by doctor. */
+void hib_sth_plan(const struct hib_sleep_conf *sc, const struct hib_sleep_power *sp,
+		  struct hib_sth_plan *ret);
 
 /* What to do after @s under @sc. */
 void hib_sleep_decide(const struct hib_sleep_state *s, const struct hib_sleep_conf *sc,

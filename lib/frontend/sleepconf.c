@@ -8,9 +8,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "frontend/sleepconf.h"
 #include "util/error.h"
@@ -22,6 +24,9 @@ void hib_sleep_conf_init(struct hib_sleep_conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->hibernate_delay_usec = HIB_SLEEP_DEFAULT_DELAY_USEC;
+	c->suspend_estimation_usec = HIB_SLEEP_DEFAULT_ESTIMATION_USEC;
+	c->hibernate_on_ac = c->allow_suspend = c->allow_hibernation = c->allow_sth = true;
+	c->allow_hybrid = true;
 	snprintf(c->suspend_state, sizeof(c->suspend_state), "%s", DEFAULT_SUSPEND_STATE);
 }
 
@@ -152,10 +157,74 @@ int hib_systemd_version_parse(const char *line, unsigned *ret_version)
 	return 0;
 }
 
+int hib_parse_boolean(const char *s, bool *ret)
+{
+	static const char *const yes[] = { "1", "yes", "y", "true", "t", "on" };
+	static const char *const no[] = { "0", "no", "n", "false", "f", "off" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *hib_sleep_disallowed(const struct hib_sleep_conf *c, int op)
+{
+	if (op == 1 && !c->allow_hybrid)
+		return "AllowHybridSleep=no";
+	if (op == 2 && !c->allow_sth)
+		return "AllowSuspendThenHibernate=no";
+	if (op == 2 && !c->allow_suspend)
+		return "AllowSuspend=no";
+	if (!c->allow_hibernation)
+		return "AllowHibernation=no";
+	return NULL;
+}
+
+/* The boolean keys: each with its default (yes) when emptied. */
+static int bool_key(struct hib_sleep_conf *c, const char *key, const char *value,
+		    struct hib_error *err)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "HibernateOnACPower", offsetof(struct hib_sleep_conf, hibernate_on_ac) },
+		{ "AllowSuspend", offsetof(struct hib_sleep_conf, allow_suspend) },
+		{ "AllowHibernation", offsetof(struct hib_sleep_conf, allow_hibernation) },
+		{ "AllowSuspendThenHibernate", offsetof(struct hib_sleep_conf, allow_sth) },
+		{ "AllowHybridSleep", offsetof(struct hib_sleep_conf, allow_hybrid) },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		bool *b = (bool *)((char *)c + keys[i].off);
+
+		if (strcmp(key, keys[i].key) != 0)
+			continue;
+		*b = true;
+		if (*value && hib_parse_boolean(value, b) < 0)
+			return hib_error_set(err, -EINVAL, "%s=%s: not a boolean (yes or no)", key,
+					     value);
+		return 1;
+	}
+	return 0;
+}
+
 /* One KEY=VALUE of [Sleep]. */
 static int sleep_key(struct hib_sleep_conf *c, const char *key, const char *value,
 		     struct hib_error *err)
 {
+	int r = bool_key(c, key, value, err);
+
+	if (r != 0)
+		return r < 0 ? r : 0;
 	if (strcmp(key, "HibernateDelaySec") == 0) {
 		c->delay_set = *value != 0;
 		c->hibernate_delay_usec = HIB_SLEEP_DEFAULT_DELAY_USEC;
@@ -170,6 +239,13 @@ static int sleep_key(struct hib_sleep_conf *c, const char *key, const char *valu
 			return hib_error_set(err, -EINVAL,
 					     "HibernateMode=%s: none of platform, shutdown, "
 					     "reboot, suspend",
+					     value);
+	} else if (strcmp(key, "SuspendEstimationSec") == 0) {
+		c->suspend_estimation_usec = HIB_SLEEP_DEFAULT_ESTIMATION_USEC;
+		if (*value && (hib_parse_timespan(value, &c->suspend_estimation_usec) < 0 ||
+			       c->suspend_estimation_usec == 0))
+			return hib_error_set(err, -EINVAL,
+					     "SuspendEstimationSec=%s: not a time span like 1h",
 					     value);
 	} else if (strcmp(key, "SuspendState") == 0) {
 		snprintf(c->suspend_state, sizeof(c->suspend_state), "%s",

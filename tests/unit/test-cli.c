@@ -413,7 +413,8 @@ static void second_hibernate_refused(void **state)
 static void test_knobs_absent_by_default(void **state)
 {
 	static const char *const knobs[] = { "HIBERNATE_HOOKS_DIRS", "HIBERNATE_TEST_PAUSE",
-					     "HIBERNATE_DOCTOR_ROOT" };
+					     "HIBERNATE_DOCTOR_ROOT", "HIBERNATE_TEST_POWER_SUPPLY",
+					     "HIBERNATE_TEST_STATE_DIR" };
 	FILE *fp = fopen(bin(), "rb");
 	static char buf[1 << 16];
 	size_t n, keep = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * sleep.conf as systemd reads it: HibernateDelaySec= time spans,
+ * sleep.conf as systemd reads it: HibernateDelaySec= and SuspendEstimationSec=
+ * time spans, HibernateOnACPower= and the Allow*= booleans,
  * HibernateMode= mapped to a powerdown, the files' precedence, and the
  * version line that says whether systemd freezes user.slice.
  */
@@ -128,6 +129,59 @@ static void parse_text(void **state)
 	assert_non_null(strstr(err.msg, "HibernateMode=test_resume"));
 }
 
+/* The keys of a battery-aware suspend-then-hibernate, and what forbids it. */
+static void sth_keys(void **state)
+{
+	struct hib_sleep_conf c;
+	struct hib_error err;
+	unsigned line = 0;
+
+	(void)state;
+	hib_sleep_conf_init(&c);
+	assert_int_equal(c.suspend_estimation_usec, 3600 * SEC);
+	assert_true(c.hibernate_on_ac);
+	assert_null(hib_sleep_disallowed(&c, 2));
+	assert_int_equal(
+		hib_sleep_conf_parse(&c,
+				     "[Sleep]\nSuspendEstimationSec=20min\n"
+				     "HibernateOnACPower=no\nAllowSuspendThenHibernate=off\n",
+				     &line, &err),
+		0);
+	assert_int_equal(c.suspend_estimation_usec, 1200 * SEC);
+	assert_false(c.hibernate_on_ac);
+	assert_string_equal(hib_sleep_disallowed(&c, 2), "AllowSuspendThenHibernate=no");
+	assert_null(hib_sleep_disallowed(&c, 0)); /* plain hibernate is still allowed */
+	/* Emptied, each is its default again. */
+	assert_int_equal(
+		hib_sleep_conf_parse(&c,
+				     "[Sleep]\nSuspendEstimationSec=\nHibernateOnACPower=\n"
+				     "AllowSuspendThenHibernate=\n",
+				     &line, &err),
+		0);
+	assert_int_equal(c.suspend_estimation_usec, 3600 * SEC);
+	assert_true(c.hibernate_on_ac);
+	assert_null(hib_sleep_disallowed(&c, 2));
+	/* s-t-h needs suspend and hibernation allowed too, as in systemd. */
+	assert_int_equal(hib_sleep_conf_parse(&c, "[Sleep]\nAllowSuspend=0\n", &line, &err), 0);
+	assert_string_equal(hib_sleep_disallowed(&c, 2), "AllowSuspend=no");
+	assert_int_equal(hib_sleep_conf_parse(&c,
+					      "[Sleep]\nAllowSuspend=y\nAllowHibernation=false\n",
+					      &line, &err),
+			 0);
+	assert_string_equal(hib_sleep_disallowed(&c, 2), "AllowHibernation=no");
+	assert_string_equal(hib_sleep_disallowed(&c, 0), "AllowHibernation=no");
+	assert_int_equal(hib_sleep_conf_parse(&c, "[Sleep]\nHibernateOnACPower=maybe\n", &line,
+					      &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "HibernateOnACPower=maybe"));
+	assert_int_equal(hib_sleep_conf_parse(&c, "[Sleep]\nSuspendEstimationSec=0\n", &line, &err),
+			 -EINVAL);
+	assert_int_equal(hib_sleep_conf_parse(&c, "[Sleep]\nSuspendEstimationSec=later\n", &line,
+					      &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "SuspendEstimationSec=later"));
+}
+
 static void put(const char *root, const char *rel, const char *text)
 {
 	char path[512], cmd[600];
@@ -187,7 +241,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(timespans),       cmocka_unit_test(modes),
 		cmocka_unit_test(versions),        cmocka_unit_test(parse_text),
-		cmocka_unit_test(load_precedence),
+		cmocka_unit_test(load_precedence), cmocka_unit_test(sth_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

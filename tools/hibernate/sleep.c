@@ -3,7 +3,9 @@
  * systemd's sleep operations carried out (--systemd-sleep): the steps that
  * lib/frontend/sleep.c decides, run here — a suspend to RAM with its
  * system-sleep hooks and RTC alarm, our cycle for the hibernation, and
- * user.slice frozen around each as systemd-sleep 256+ does.
+ * user.slice frozen around each as systemd-sleep 256+ does; for
+ * suspend-then-hibernate the batteries read before and after each suspend,
+ * and the rate learned from them kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -194,6 +196,56 @@ static int can_hibernate(struct control *ctl)
 	return 0;
 }
 
+/* ---- the batteries of suspend-then-hibernate ------------------------------ */
+
+struct sth_power {
+	bool on;              /* suspend-then-hibernate */
+	const char *dir;      /* the power_supply class directory */
+	char rate_path[4096]; /* the learned rates */
+	struct hib_power now; /* the last reading */
+	struct hib_rate_store rates;
+	uint64_t since; /* boottime of the reading before this suspend */
+};
+
+/* Where the batteries are read and the rates kept: the system's, or a
+ * test build's stand-ins (QEMU has no battery). */
+static void sth_power_init(struct control *ctl, struct sth_power *p)
+{
+	const char *state = hib_test_knob("HIBERNATE_TEST_STATE_DIR");
+	struct hib_error err;
+
+	p->on = true;
+	p->dir = hib_test_knob("HIBERNATE_TEST_POWER_SUPPLY");
+	if (!p->dir)
+		p->dir = HIB_POWER_SUPPLY_DIR;
+	if (state)
+		snprintf(p->rate_path, sizeof(p->rate_path), "%s/battery-rate", state);
+	else
+		snprintf(p->rate_path, sizeof(p->rate_path), "%s", HIB_BATTERY_RATE_FILE);
+	if (hib_rate_load(p->rate_path, &p->rates, &err) < 0)
+		tlog(ctl, HIB_LOG_WARN, "%s; no learned battery rate", err.msg);
+	if (hib_power_read(p->dir, &p->now, &err) < 0)
+		tlog(ctl, HIB_LOG_WARN, "%s; taken as no battery", err.msg);
+	p->since = boottime_usec();
+}
+
+/* After a suspend: read again, learn the rate from the two readings, keep it. */
+static void sth_power_wake(struct control *ctl, struct sth_power *p, struct hib_sleep_power *sp,
+			   bool restart_delay)
+{
+	struct hib_power before = p->now;
+	uint64_t now = boottime_usec(), slept = now - p->since;
+	struct hib_error err;
+
+	if (hib_power_read(p->dir, &p->now, &err) < 0)
+		tlog(ctl, HIB_LOG_WARN, "%s; taken as no battery", err.msg);
+	if (hib_rate_learn(&p->rates, &before, &p->now, slept) > 0 &&
+	    hib_rate_save(p->rate_path, &p->rates, &err) < 0)
+		tlog(ctl, HIB_LOG_WARN, "%s", err.msg);
+	sp->asleep_usec = restart_delay ? 0 : sp->asleep_usec + slept;
+	p->since = now;
+}
+
 /* One step as decided; the hibernation's exit code into *@rc. */
 static enum hib_sleep_result run_step(struct control *ctl, struct cycle_request *req,
 				      const struct hib_sleep_conf *sc,
@@ -209,9 +261,14 @@ static enum hib_sleep_result run_step(struct control *ctl, struct cycle_request 
 static int run_steps(struct control *ctl, struct cycle_request *req, struct hib_sleep_state *st,
 		     const struct hib_sleep_conf *sc)
 {
+	struct sth_power pw = { 0 };
 	struct hib_sleep_next n;
 	int rc = EXIT_SUCCESS;
 
+	if (st->op == HIB_SLEEP_OP_SUSPEND_THEN_HIBERNATE) {
+		sth_power_init(ctl, &pw);
+		st->sp = (struct hib_sleep_power){ .power = &pw.now, .rates = &pw.rates };
+	}
 	for (;;) {
 		hib_sleep_decide(st, sc, &n);
 		if (n.msg[0] && n.msg_error)
@@ -220,8 +277,11 @@ static int run_steps(struct control *ctl, struct cycle_request *req, struct hib_
 			tlog(ctl, HIB_LOG_PROGRESS, "%s", n.msg);
 		if (n.action == HIB_SLEEP_DONE)
 			return n.failed ? EXIT_FAILURE : rc;
+		pw.since = boottime_usec();
 		st->result = run_step(ctl, req, sc, &n, &rc);
 		st->last = n.action;
+		if (pw.on && n.action == HIB_SLEEP_SUSPEND)
+			sth_power_wake(ctl, &pw, &st->sp, n.restart_delay);
 		/* A stop asked: after a suspend, nothing was saved; after our cycle, its word. */
 		if (run_stop_signal)
 			return n.action == HIB_SLEEP_HIBERNATE ? rc : run_interrupted_exit(ctl);
@@ -235,12 +295,19 @@ int systemd_sleep(struct control *ctl)
 	struct hib_sleep_state st = { .last = HIB_SLEEP_START };
 	struct hib_sleep_conf sc;
 	struct hib_error err;
+	const char *why;
 
 	run_catch_stop_signals();
 	if (hib_sleep_op_parse(ctl->sleep_op, &st.op) < 0)
 		return EXIT_FAILURE;
 	if (hib_sleep_conf_load(hib_test_knob("HIBERNATE_SLEEP_CONF_ROOT"), &sc, &err) < 0) {
 		say(ctl, "%s; nothing was done (fix the file: systemd-sleep.conf(5))", err.msg);
+		return EXIT_FAILURE;
+	}
+	why = hib_sleep_disallowed(&sc, (int)st.op);
+	if (why) {
+		say(ctl, "%s: sleep.conf says %s, as systemd-sleep refuses it; nothing was done",
+		    hib_sleep_op_name(st.op), why);
 		return EXIT_FAILURE;
 	}
 	req.powerdown_set =
