@@ -19,9 +19,11 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "frontend/battery.h"
 #include "frontend/config.h"
 #include "frontend/doctor.h"
 #include "frontend/keyfile.h"
+#include "frontend/sleep.h"
 #include "storage/btrfs.h"
 #include "storage/dmstack.h"
 #include "storage/swaps.h"
@@ -744,6 +746,32 @@ static void check_key_file(struct ctx *c)
 		       HIB_KEY_FILE_MAX);
 }
 
+/* What suspend-then-hibernate would do now, with this machine's batteries. */
+static void check_sleep(struct ctx *c)
+{
+	char ps[PATH_MAX], rates[PATH_MAX], msg[900];
+	struct hib_sleep_conf sc;
+	struct hib_rate_store rs;
+	struct hib_power p;
+	struct hib_error err;
+
+	if (hib_sleep_conf_load(c->in->root, &sc, &err) < 0) {
+		report(c, HIB_DOCTOR_WARN, "sleep",
+		       "%s: systemd and suspend-then-hibernate refuse "
+		       "it (fix the file: systemd-sleep.conf(5))",
+		       err.msg);
+		return;
+	}
+	path_of(c, HIB_POWER_SUPPLY_DIR, ps, sizeof(ps));
+	path_of(c, HIB_BATTERY_RATE_FILE, rates, sizeof(rates));
+	if (hib_power_read(c->in->power_supply ? c->in->power_supply : ps, &p, &err) < 0)
+		p = (struct hib_power){ .on_ac = true };
+	if (hib_rate_load(c->in->rate_file ? c->in->rate_file : rates, &rs, &err) < 0)
+		rs.n = 0;
+	hib_sth_summary(&sc, &p, &rs, msg, sizeof(msg));
+	report(c, HIB_DOCTOR_PASS, "sleep", "%s", msg);
+}
+
 int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userdata)
 {
 	struct ctx c = { .in = in, .fn = fn, .ud = userdata };
@@ -767,6 +795,7 @@ int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userda
 	check_encryption(&c);
 	check_kernel_resume(&c);
 	check_key_file(&c);
+	check_sleep(&c);
 	hib_cmdline_free(&c.kc);
 	return c.worst;
 }

@@ -20,6 +20,10 @@ struct hib_doctor_input {
 	enum hib_require require; /* what resume accepts (require-encryption) */
 	const char *key_file;     /* key-file =, or NULL; looked for under @root */
 	enum hib_zram_mode zram;  /* zram = */
+	/* suspend-then-hibernate's batteries and learned rates: NULL for
+	 * <root>/sys/class/power_supply and <root>/var/lib/hibernate/battery-rate. */
+	const char *power_supply;
+	const char *rate_file;
 };
 
 /* One finding: @check names it (snapshot-device, lockdown, target, space, …),

@@ -103,31 +103,39 @@ static int low_permille(const struct hib_power *p)
 	return low;
 }
 
-/* The figures into @pl->msg: each battery's charge and rate, the time left. */
-static size_t plan_figures(const struct hib_sleep_power *sp, struct hib_sth_plan *pl)
+/* Each battery's charge and rate: "BAT0 42.0% at 3.1%/h (learned), ...". */
+static size_t battery_list(const struct hib_sleep_power *sp, char *buf, size_t len)
 {
 	const struct hib_power *p = sp->power;
-	size_t len = 0;
+	size_t n = 0;
 
-	len += (size_t)snprintf(pl->msg, sizeof(pl->msg), "suspend-then-hibernate: on %s,",
-				p->on_ac ? "AC" : "battery");
-	for (unsigned i = 0; i < p->n && len < sizeof(pl->msg); i++) {
+	buf[0] = 0;
+	for (unsigned i = 0; i < p->n && n < len; i++) {
 		const struct hib_battery *b = &p->bat[i];
 		bool assumed = false;
 		unsigned rate = battery_rate(sp, b, &assumed);
 
-		len += (size_t)snprintf(pl->msg + len, sizeof(pl->msg) - len,
-					" %s %d.%d%% at %u.%u%%/h (%s),", b->name, b->permille / 10,
-					b->permille % 10, rate / 10, rate % 10,
-					assumed ? "assumed: none learned yet" : "learned");
+		n += (size_t)snprintf(buf + n, len - n, "%s%s %d.%d%% at %u.%u%%/h (%s)",
+				      i ? ", " : "", b->name, b->permille / 10, b->permille % 10,
+				      rate / 10, rate % 10,
+				      assumed ? "assumed: none learned yet" : "learned");
 	}
-	if (len < sizeof(pl->msg))
-		len += (size_t)snprintf(pl->msg + len, sizeof(pl->msg) - len,
-					" %.1f h to %d%%, %.1f h in RAM so far: ",
-					(double)pl->left_usec / USEC_PER_HOUR,
-					(pl->low_permille + 5) / 10,
-					(double)sp->asleep_usec / USEC_PER_HOUR);
-	return len < sizeof(pl->msg) ? len : sizeof(pl->msg) - 1;
+	return n < len ? n : len - 1;
+}
+
+/* The figures into @pl->msg: each battery's charge and rate, the time left. */
+static size_t plan_figures(const struct hib_sleep_power *sp, struct hib_sth_plan *pl)
+{
+	char list[320];
+	int n;
+
+	battery_list(sp, list, sizeof(list));
+	n = snprintf(pl->msg, sizeof(pl->msg),
+		     "suspend-then-hibernate: on %s, %s; %.1f h to %d%%, %.1f h in RAM so far: ",
+		     sp->power->on_ac ? "AC" : "battery", list,
+		     (double)pl->left_usec / USEC_PER_HOUR, (pl->low_permille + 5) / 10,
+		     (double)sp->asleep_usec / USEC_PER_HOUR);
+	return n < (int)sizeof(pl->msg) ? (size_t)n : sizeof(pl->msg) - 1;
 }
 
 /* Until every battery is low, each at its own rate (they drain in turn, as
@@ -157,7 +165,8 @@ static const char *plan_decide(const struct hib_sleep_conf *sc, const struct hib
 		pl->next_usec = next;
 		return "HibernateOnACPower=no: staying in RAM, checking again then";
 	}
-	if (sc->delay_set && sp->asleep_usec >= sc->hibernate_delay_usec) {
+	/* Within the RTC's few seconds of the end is the end. */
+	if (sc->delay_set && sp->asleep_usec + 5000000 >= sc->hibernate_delay_usec) {
 		pl->hibernate = true;
 		return "HibernateDelaySec= is over";
 	}
@@ -207,6 +216,64 @@ void hib_sth_plan(const struct hib_sleep_conf *sc, const struct hib_sleep_power 
 		snprintf(ret->msg + len, sizeof(ret->msg) - len,
 			 "suspending, next wake in %" PRIu64 " min: %s", ret->next_usec / 60000000,
 			 why);
+}
+
+/* The hours in RAM @pl allows from now: until the estimate's margin, or the
+ * delay, whichever is first. */
+static double hours_in_ram(const struct hib_sleep_conf *sc, const struct hib_sth_plan *pl)
+{
+	uint64_t left = pl->left_usec > HIB_STH_MARGIN_USEC ? pl->left_usec - HIB_STH_MARGIN_USEC
+							    : 0;
+
+	if (!pl->battery || (sc->delay_set && sc->hibernate_delay_usec < left))
+		left = sc->hibernate_delay_usec;
+	return (double)left / USEC_PER_HOUR;
+}
+
+static void summary_plan(const struct hib_sleep_conf *sc, const struct hib_sleep_power *sp,
+			 const struct hib_sth_plan *pl, char *buf, size_t len)
+{
+	uint64_t every = sc->suspend_estimation_usec / 60000000;
+	char list[320];
+
+	if (!pl->battery) {
+		snprintf(buf, len,
+			 "no battery: hibernates after %.1f h in RAM (HibernateDelaySec=%s)",
+			 hours_in_ram(sc, pl), sc->delay_set ? "" : " unset: 2 h");
+		return;
+	}
+	battery_list(sp, list, sizeof(list));
+	if (pl->restart_delay) {
+		snprintf(buf, len,
+			 "on AC, %s: stays in RAM while on AC (HibernateOnACPower=no), checking "
+			 "every %" PRIu64 " min",
+			 list, every);
+		return;
+	}
+	snprintf(buf, len,
+		 "on %s, %s: about %.1f h in RAM before hibernating, checking every %" PRIu64
+		 " min%s; firmware battery alarm %s",
+		 sp->power->on_ac ? "AC" : "battery", list, hours_in_ram(sc, pl), every,
+		 pl->assumed ? " (no rate learned yet: 20 %/h assumed)" : "",
+		 hib_power_alarm_usable(sp->power) ? "usable"
+						   : "not usable (none, or not on every battery)");
+}
+
+void hib_sth_summary(const struct hib_sleep_conf *sc, const struct hib_power *p,
+		     const struct hib_rate_store *rs, char *buf, size_t len)
+{
+	struct hib_sleep_power sp = { .power = p, .rates = rs };
+	const char *why = hib_sleep_disallowed(sc, HIB_SLEEP_OP_SUSPEND_THEN_HIBERNATE);
+	struct hib_sth_plan pl;
+	char what[600];
+
+	if (why) {
+		snprintf(buf, len, "suspend-then-hibernate refused: sleep.conf says %s", why);
+		return;
+	}
+	hib_sth_plan(sc, &sp, &pl);
+	summary_plan(sc, &sp, &pl, what, sizeof(what));
+	snprintf(buf, len, "suspend-then-hibernate now: %s (AllowSuspendThenHibernate=yes)", what);
 }
 
 /* A wake that was not ours, on battery at the firmware's alarm level: the

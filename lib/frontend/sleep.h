@@ -101,6 +101,13 @@ struct hib_sth_plan {
 void hib_sth_plan(const struct hib_sleep_conf *sc, const struct hib_sleep_power *sp,
 		  struct hib_sth_plan *ret);
 
+/* doctor's line: what suspend-then-hibernate would do if started now, with
+ * @p's batteries and @rs's rates (either may be NULL): on AC or battery, the
+ * charge and rate, the hours in RAM before it hibernates, whether the
+ * firmware alarm is usable, and whether sleep.conf allows it. */
+void hib_sth_summary(const struct hib_sleep_conf *sc, const struct hib_power *p,
+		     const struct hib_rate_store *rs, char *buf, size_t len);
+
 /* What to do after @s under @sc. */
 void hib_sleep_decide(const struct hib_sleep_state *s, const struct hib_sleep_conf *sc,
 		      struct hib_sleep_next *ret);

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "frontend/battery.h"
 #include "frontend/doctor.h"
 #include "helpers.h"
 
@@ -698,6 +699,63 @@ static void initramfs_with_resume_step_passes(void **state)
 	assert_int_equal(verdict_of(f, "initramfs", NULL), HIB_DOCTOR_PASS);
 }
 
+/* The sleep section: what suspend-then-hibernate would do now, from the
+ * fake root's power_supply, learned rates and sleep.conf. */
+static void sleep_section(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = NULL;
+
+	/* A desktop: the timer. */
+	run(f, "root=/dev/vda2 resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "sleep", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "no battery: hibernates after 2.0 h in RAM"));
+	/* A laptop on battery at 60 % with 3 %/h learned and an alarm. */
+	put(f, "/sys/class/power_supply/BAT0/type", "Battery\n");
+	put(f, "/sys/class/power_supply/BAT0/status", "Discharging\n");
+	put(f, "/sys/class/power_supply/BAT0/energy_now", "30000000\n");
+	put(f, "/sys/class/power_supply/BAT0/energy_full", "50000000\n");
+	put(f, "/sys/class/power_supply/BAT0/alarm", "2500000\n");
+	put(f, "/sys/class/power_supply/AC/type", "Mains\n");
+	put(f, "/sys/class/power_supply/AC/online", "0\n");
+	run(f, "root=/dev/vda2 resume=/dev/vda1");
+	verdict_of(f, "sleep", &msg);
+	assert_non_null(strstr(msg, "on battery, BAT0 60.0% at 20.0%/h (assumed"));
+	assert_non_null(strstr(msg, "no rate learned yet: 20 %/h assumed"));
+	assert_non_null(strstr(msg, "firmware battery alarm usable"));
+	/* The rate learned: BAT0 has no identity but its name. */
+	{
+		struct hib_power p;
+		struct hib_rate_store rs = { 0 };
+		struct hib_error err;
+		char dir[128], file[128];
+
+		snprintf(dir, sizeof(dir), "%s/sys/class/power_supply", f->root);
+		snprintf(file, sizeof(file), "%s/var/lib/hibernate/battery-rate", f->root);
+		assert_int_equal(hib_power_read(dir, &p, &err), 0);
+		hib_rate_put(&rs, p.bat[0].id, 30);
+		put(f, "/var/lib/.keep", "");
+		assert_int_equal(hib_rate_save(file, &rs, &err), 0);
+	}
+	run(f, "root=/dev/vda2 resume=/dev/vda1");
+	verdict_of(f, "sleep", &msg);
+	assert_non_null(strstr(msg, "BAT0 60.0% at 3.0%/h (learned)"));
+	assert_non_null(strstr(msg, "about 18.1 h in RAM before hibernating"));
+	/* On AC with HibernateOnACPower=no; then refused by sleep.conf. */
+	put(f, "/sys/class/power_supply/AC/online", "1\n");
+	put(f, "/etc/systemd/sleep.conf", "[Sleep]\nHibernateOnACPower=no\n");
+	run(f, "root=/dev/vda2 resume=/dev/vda1");
+	verdict_of(f, "sleep", &msg);
+	assert_non_null(strstr(msg, "stays in RAM while on AC (HibernateOnACPower=no)"));
+	put(f, "/etc/systemd/sleep.conf", "[Sleep]\nAllowSuspendThenHibernate=no\n");
+	run(f, "root=/dev/vda2 resume=/dev/vda1");
+	verdict_of(f, "sleep", &msg);
+	assert_non_null(strstr(msg, "refused: sleep.conf says AllowSuspendThenHibernate=no"));
+	put(f, "/etc/systemd/sleep.conf", "[Sleep]\nHibernateOnACPower=perhaps\n");
+	run(f, "root=/dev/vda2 resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "sleep", &msg), HIB_DOCTOR_WARN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -729,6 +787,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(initramfs_with_resume_step_passes, setup, teardown),
 		cmocka_unit_test_setup_teardown(encryption_policy_and_key_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(kernel_resume_before_ours_warns, setup, teardown),
+		cmocka_unit_test_setup_teardown(sleep_section, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

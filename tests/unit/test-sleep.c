@@ -221,6 +221,218 @@ static void busctl_reply(void **state)
 	assert_int_equal(hib_busctl_parse_string("s \"yes\"", buf, 8), -EBADMSG);
 }
 
+/* ---- suspend-then-hibernate over sequences of wakes ------------------------ */
+
+#define MIN_USEC (60ULL * 1000000)
+#define HOUR_USEC (60 * MIN_USEC)
+
+/* A laptop asleep: its battery at @permille losing @true_rate per mille an
+ * hour while in RAM (0 on AC), read at every wake as the program reads it. */
+struct laptop {
+	struct hib_power power;
+	struct hib_rate_store rates;
+	unsigned true_rate;
+};
+
+static void laptop_init(struct laptop *l, int permille, unsigned true_rate, bool on_ac)
+{
+	*l = (struct laptop){ .true_rate = true_rate };
+	l->power.n = 1;
+	l->power.on_ac = on_ac;
+	l->power.bat[0] = (struct hib_battery){ .name = "BAT0",
+						.id = 42,
+						.permille = permille,
+						.discharging = !on_ac,
+						.charging = on_ac };
+}
+
+/* Runs suspend-then-hibernate on @l under @sc, every suspend ended by its
+ * alarm; the steps into @ret (up to @n, the last HIBERNATE or the nth). */
+static size_t sth_walk(const struct hib_sleep_conf *sc, struct laptop *l,
+		       struct hib_sleep_next *ret, size_t n)
+{
+	struct hib_sleep_state st = { .op = HIB_SLEEP_OP_SUSPEND_THEN_HIBERNATE,
+				      .last = HIB_SLEEP_START,
+				      .sp = { .power = &l->power, .rates = &l->rates } };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct hib_power before = l->power;
+		uint64_t slept;
+
+		hib_sleep_decide(&st, sc, &ret[i]);
+		if (ret[i].action != HIB_SLEEP_SUSPEND)
+			return i + 1;
+		slept = ret[i].alarm_usec;
+		l->power.bat[0].permille -= (int)(l->true_rate * slept / HOUR_USEC);
+		hib_rate_learn(&l->rates, &before, &l->power, slept);
+		st.sp.asleep_usec = ret[i].restart_delay ? 0 : st.sp.asleep_usec + slept;
+		st.last = HIB_SLEEP_SUSPEND;
+		st.result = HIB_SLEEP_ALARM;
+	}
+	return i;
+}
+
+/* Draining at 10 %/h from 30 %: a check at 1 h (the assumed 20 %/h allows
+ * it), another at 20 % with the rate learned, then at 10 % the next check
+ * would come after the low threshold: hibernate now, not at 5 % or after. */
+static void sth_drain_hibernates_before_low(void **state)
+{
+	struct hib_sleep_conf sc;
+	struct hib_sleep_next n[8];
+	struct laptop l;
+
+	(void)state;
+	hib_sleep_conf_init(&sc);
+	laptop_init(&l, 300, 100, false);
+	assert_int_equal(sth_walk(&sc, &l, n, 8), 3);
+	assert_int_equal(n[0].action, HIB_SLEEP_SUSPEND);
+	assert_int_equal(n[0].alarm_usec, HOUR_USEC);
+	assert_non_null(strstr(n[0].msg, "BAT0 30.0% at 20.0%/h (assumed"));
+	assert_non_null(strstr(n[0].msg, "on battery"));
+	assert_int_equal(n[1].action, HIB_SLEEP_SUSPEND);
+	assert_int_equal(n[1].alarm_usec, HOUR_USEC);
+	assert_non_null(strstr(n[1].msg, "BAT0 20.0% at 10.0%/h (learned)"));
+	assert_non_null(strstr(n[1].msg, "1.5 h to 5%"));
+	assert_non_null(strstr(n[1].msg, "next wake in 60 min"));
+	assert_int_equal(n[2].action, HIB_SLEEP_HIBERNATE);
+	assert_string_equal(n[2].step, "hibernate");
+	assert_non_null(strstr(n[2].msg, "BAT0 10.0%"));
+	assert_non_null(strstr(n[2].msg, "hibernating now: the batteries would be low"));
+	assert_true(l.power.bat[0].permille > HIB_STH_LOW_PERMILLE);
+}
+
+/* On AC with HibernateOnACPower=no: in RAM for as long as it lasts, checking
+ * every SuspendEstimationSec=, HibernateDelaySec= counted from the unplug. */
+static void sth_on_ac_stays_suspended(void **state)
+{
+	struct hib_sleep_conf sc;
+	struct hib_sleep_next n[6];
+	struct laptop l;
+
+	(void)state;
+	hib_sleep_conf_init(&sc);
+	sc.hibernate_on_ac = false;
+	sc.delay_set = true;
+	sc.hibernate_delay_usec = 90 * MIN_USEC;
+	sc.suspend_estimation_usec = 30 * MIN_USEC;
+	laptop_init(&l, 400, 0, true);
+	assert_int_equal(sth_walk(&sc, &l, n, 6), 6);
+	for (size_t i = 0; i < 6; i++) {
+		assert_int_equal(n[i].action, HIB_SLEEP_SUSPEND);
+		assert_int_equal(n[i].alarm_usec, 30 * MIN_USEC);
+		assert_true(n[i].restart_delay);
+		assert_non_null(strstr(n[i].msg, "on AC"));
+		assert_non_null(strstr(n[i].msg, "HibernateOnACPower=no"));
+	}
+	/* Unplugged, the same laptop hibernates as a battery one does. */
+	sc.hibernate_on_ac = true;
+	laptop_init(&l, 400, 0, true);
+	l.rates.n = 1;
+	l.rates.e[0] = (struct hib_rate_entry){ .id = 42, .rate = 30 };
+	assert_int_equal(sth_walk(&sc, &l, n, 6), 4);
+	assert_int_equal(n[2].alarm_usec, 30 * MIN_USEC);
+	assert_int_equal(n[3].action, HIB_SLEEP_HIBERNATE);
+	assert_non_null(strstr(n[3].msg, "HibernateDelaySec= is over"));
+}
+
+/* No battery: the fixed timer, HibernateDelaySec= or systemd's 2 h. */
+static void sth_no_battery_timer(void **state)
+{
+	struct hib_sleep_conf sc;
+	struct hib_sleep_next n[4];
+	struct laptop l;
+
+	(void)state;
+	hib_sleep_conf_init(&sc);
+	laptop_init(&l, 0, 0, true);
+	l.power.n = 0;
+	assert_int_equal(sth_walk(&sc, &l, n, 4), 2);
+	assert_int_equal(n[0].alarm_usec, 2 * HOUR_USEC);
+	assert_non_null(strstr(n[0].msg, "hibernating after 7200 s in RAM"));
+	assert_int_equal(n[1].action, HIB_SLEEP_HIBERNATE);
+}
+
+/* No rate learned and little charge: a short first suspend that is safe even
+ * at 20 %/h, or at once when not even that is. */
+static void sth_no_estimate_is_conservative(void **state)
+{
+	struct hib_sleep_conf sc;
+	struct hib_sleep_next n[4];
+	struct laptop l;
+
+	(void)state;
+	hib_sleep_conf_init(&sc);
+	laptop_init(&l, 200, 30, false);
+	sth_walk(&sc, &l, n, 1);
+	assert_int_equal(n[0].action, HIB_SLEEP_SUSPEND);
+	assert_int_equal(n[0].alarm_usec, 30 * MIN_USEC); /* 0.75 h at 20 %/h, less 15 min */
+	assert_non_null(strstr(n[0].msg, "a short suspend to learn the rate"));
+	laptop_init(&l, 110, 30, false);
+	assert_int_equal(sth_walk(&sc, &l, n, 4), 1);
+	assert_int_equal(n[0].action, HIB_SLEEP_HIBERNATE);
+	/* A learned slow rate keeps the same laptop in RAM. */
+	laptop_init(&l, 110, 30, false);
+	hib_rate_put(&l.rates, 42, 30);
+	sth_walk(&sc, &l, n, 1);
+	assert_int_equal(n[0].action, HIB_SLEEP_SUSPEND);
+	assert_int_equal(n[0].alarm_usec, HOUR_USEC);
+}
+
+/* A wake the alarm did not make, at the firmware's battery alarm level: the
+ * battery woke us, not the user. */
+static void sth_battery_alarm_wake_hibernates(void **state)
+{
+	struct hib_sleep_conf sc;
+	struct laptop l;
+	struct hib_sleep_state st = { .op = HIB_SLEEP_OP_SUSPEND_THEN_HIBERNATE,
+				      .last = HIB_SLEEP_SUSPEND,
+				      .result = HIB_SLEEP_WOKEN };
+	struct hib_sleep_next n;
+
+	(void)state;
+	hib_sleep_conf_init(&sc);
+	laptop_init(&l, 72, 30, false);
+	l.power.bat[0].alarm_permille = 70;
+	st.sp.power = &l.power;
+	hib_sleep_decide(&st, &sc, &n);
+	assert_int_equal(n.action, HIB_SLEEP_HIBERNATE);
+	assert_non_null(strstr(n.msg, "battery's low alarm"));
+	l.power.bat[0].permille = 500; /* the user opened the lid */
+	hib_sleep_decide(&st, &sc, &n);
+	assert_int_equal(n.action, HIB_SLEEP_DONE);
+	assert_non_null(strstr(n.msg, "staying up"));
+	/* The alarm raises the low threshold it plans with. */
+	st.last = HIB_SLEEP_START;
+	l.power.bat[0].permille = 300;
+	hib_sleep_decide(&st, &sc, &n);
+	assert_non_null(strstr(n.msg, "to 7%"));
+}
+
+/* The end of HibernateDelaySec= a few seconds off (the RTC counts seconds,
+ * hooks take time) is its end: no alarm of a second or two. */
+static void sth_delay_end_within_seconds(void **state)
+{
+	struct hib_sleep_conf sc;
+	struct laptop l;
+	struct hib_sleep_power sp;
+	struct hib_sth_plan pl;
+
+	(void)state;
+	hib_sleep_conf_init(&sc);
+	sc.delay_set = true;
+	sc.hibernate_delay_usec = 90 * MIN_USEC;
+	laptop_init(&l, 800, 30, false);
+	sp = (struct hib_sleep_power){ .power = &l.power, .asleep_usec = 90 * MIN_USEC - 3000000 };
+	hib_sth_plan(&sc, &sp, &pl);
+	assert_true(pl.hibernate);
+	sp.asleep_usec = 80 * MIN_USEC;
+	hib_sth_plan(&sc, &sp, &pl);
+	assert_false(pl.hibernate);
+	assert_int_equal(pl.next_usec, 10 * MIN_USEC);
+	assert_non_null(strstr(pl.msg, "HibernateDelaySec= ends then"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +449,12 @@ int main(void)
 		cmocka_unit_test(user_slice_rules),
 		cmocka_unit_test(op_names_round_trip),
 		cmocka_unit_test(busctl_reply),
+		cmocka_unit_test(sth_drain_hibernates_before_low),
+		cmocka_unit_test(sth_on_ac_stays_suspended),
+		cmocka_unit_test(sth_no_battery_timer),
+		cmocka_unit_test(sth_no_estimate_is_conservative),
+		cmocka_unit_test(sth_battery_alarm_wake_hibernates),
+		cmocka_unit_test(sth_delay_end_within_seconds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,7 +26,15 @@ static void doctor_input(const struct control *ctl, struct hib_doctor_input *in)
 {
 	struct hib_target_request req = target_request(ctl);
 
+	static char rates[4096];
+	const char *state = hib_test_knob("HIBERNATE_TEST_STATE_DIR");
+
 	hib_doctor_input_from(&ctl->cfg, &req, hib_test_knob("HIBERNATE_DOCTOR_ROOT"), in);
+	in->power_supply = hib_test_knob("HIBERNATE_TEST_POWER_SUPPLY");
+	if (state) {
+		snprintf(rates, sizeof(rates), "%s/battery-rate", state);
+		in->rate_file = rates;
+	}
 }
 
 int do_doctor(struct control *ctl)
