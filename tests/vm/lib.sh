@@ -36,7 +36,23 @@ HIBVM_INIT_TIMEOUT=${HIBERNATE_VM_INIT_TIMEOUT:-60}
 # x86-64 compares the e820 map of the resuming kernel with the image's.
 HIBVM_MEM=${HIBERNATE_VM_MEM:-1024}
 HIBVM_SMP=${HIBERNATE_VM_SMP:-2}
-HIBVM_MACHINE=pc
+HIBVM_MACHINE=${HIBERNATE_VM_MACHINE:-pc}
+# A guest kernel line that says the kernel crashed: an oops, a panic, a
+# general protection fault, a BUG() or a bad pointer (the kernel's console
+# lines, timestamped).  Not "WARNING: CPU:" alone (a warning lets the
+# kernel go on, and some drivers warn under QEMU), nor "BUG: soft lockup"
+# (TCG on a loaded host).  vm_boot ends such a boot HIBVM_OOPS_GRACE seconds
+# later (the trace printed by then) rather than at its timeout.  One
+# warning counts: a #DB in kernel code (exc_debug_kernel), which under TCG
+# follows an S3 resume whose CPU flags came back with TF set and garbage in
+# the reserved bits (trixie-sleep, powerdown-modes); the guest then hangs
+# or oopses in syscore_resume ("Interrupts enabled after irqrouter_resume").
+HIBVM_OOPS_RE='\[ *[0-9]+\.[0-9]+\] (\[ *[CT][0-9]+\] )?(Oops: |Kernel panic - not syncing|general protection fault|kernel BUG at |BUG: kernel NULL pointer dereference|BUG: unable to handle |WARNING: CPU: [0-9]+ PID: [0-9]+ at [^ ]+ exc_debug_kernel)'
+# The guest kernel crashes that QEMU's TCG causes, not the kernel nor our
+# code (tests/vm/run runs such a scenario once more): a stale int3 while
+# the kernel patches its own text, and the #DB above after an S3 resume.
+HIBVM_TCG_CRASH_RE='Oops: int3|WARNING: CPU: [0-9]+ PID: [0-9]+ at [^ ]+ exc_debug_kernel'
+HIBVM_OOPS_GRACE=${HIBERNATE_VM_OOPS_GRACE:-3}
 
 # The kernel series (tests/vm/run --kernels):
 #   6.1     bookworm's kernel (what linux-image-amd64 depends on)
@@ -765,7 +781,8 @@ vm_boot() {
 	: >"$log"; : >"$marks"; rm -f "$rcfile"
 	VM_BOOT_START=$EPOCHREALTIME
 	local pidfile=$VM_LOGDIR/.qemu$n.pid silent=$VM_LOGDIR/.boot$n.silent watchdog=
-	rm -f "$pidfile" "$silent"
+	local oopsfile=$VM_LOGDIR/.boot$n.oops
+	rm -f "$pidfile" "$silent" "$oopsfile"
 	if ((HIBVM_INIT_TIMEOUT > 0)); then
 		# No line from /init in time: stop QEMU (SIGTERM: it exits at once).
 		(
@@ -814,10 +831,14 @@ vm_boot() {
 	# host: "Booting from ROM.." and silence until the timeout).  A kernel
 	# that panicked or hung before /init printed its first line never ran
 	# our code and never touched the disk: boot it once more, and say so.
-	local why=
+	local why='' crash=''
+	[[ -s $oopsfile ]] && crash=$(cut -d' ' -f2- "$oopsfile")
+	rm -f "$oopsfile"
 	if [[ ! -s $marks ]] && ((attempt < ${HIBVM_BOOT_RETRIES:-1})); then
 		if [[ $rc == 0 ]] && grep -aq 'Kernel panic' "$log"; then
 			why="the kernel panicked before /init ($(kernel_panic_line "$log"))"
+		elif [[ -n $crash ]]; then
+			why="the kernel crashed before /init ($crash)"
 		elif ((silent_stop)); then
 			why="the kernel hung before /init (no line from /init in ${HIBVM_INIT_TIMEOUT}s; last console lines: $(log_tail "$log" 2))"
 		fi
@@ -831,11 +852,19 @@ vm_boot() {
 	fi
 	break
 	done
+	# The guest kernel crashed: the boot was ended a few seconds after the
+	# first line that says so (or the kernel's panic=-1 ended it).
+	if [[ -n $crash ]]; then
+		VM_BOOT_ERROR="the guest kernel crashed in boot $n: $crash$(kernel_warning_note "$log" " (after ")"
+		VM_BOOT_ERROR+="; boot ended $(elapsed "$VM_BOOT_START" "$VM_BOOT_END")s in, not at the ${HIBVM_TIMEOUT}s timeout"
+		return 1
+	fi
 	if [[ $rc == 124 || $rc == 137 ]]; then
 		if ((silent_stop)); then
 			VM_BOOT_ERROR="timeout in boot $n: no line from /init in ${HIBVM_INIT_TIMEOUT}s; last console lines: $(log_tail "$log" 5)"
 		else
-			VM_BOOT_ERROR="timeout in boot $n (${HIBVM_TIMEOUT}s); last console lines: $(log_tail "$log" 5)"
+			VM_BOOT_ERROR="timeout in boot $n (${HIBVM_TIMEOUT}s)$(kernel_warning_note "$log" " after a guest kernel warning (")"
+			VM_BOOT_ERROR+="; last console lines: $(log_tail "$log" 5)"
 		fi
 		return 1
 	fi
@@ -901,7 +930,42 @@ _vm_piece() {
 	if [[ $2 == *"HIBTEST "* ]]; then
 		printf '%s %s\n' "$EPOCHREALTIME" "${2#*HIBTEST }" >>"$marks"
 	fi
+	case $2 in
+	*"Oops: "* | *"Kernel panic"* | *"general protection"* | *BUG* | *exc_debug_kernel*)
+		[[ -n ${oopsfile:-} && ! -e $oopsfile && $2 =~ $HIBVM_OOPS_RE ]] && _vm_oops "$2"
+		;;
+	esac
 	[[ -z $hook ]] || vm_on_piece "$1" "$2"
+}
+
+# _vm_oops LINE: the guest kernel crashed (LINE matched HIBVM_OOPS_RE).
+# Notes the first such line in vm_boot's $oopsfile ("<host time> LINE") and
+# stops QEMU HIBVM_OOPS_GRACE seconds later, so the trace is in the log and
+# the boot ends now rather than at its timeout (an oops in a process does
+# not stop the kernel: the scenario would wait for a step that never comes).
+# A panic ends QEMU by itself (panic=-1, -no-reboot); the QEMU stopped is the
+# one running now, even if vm_boot has started another meanwhile.
+_vm_oops() {
+	local line=${1#*"] "} pid
+	[[ $line == "["*"] "* ]] && line=${line#*"] "}
+	line=${line%$'\r'}
+	printf '%s %s\n' "$EPOCHREALTIME" "$line" >"$oopsfile"
+	pid=$(cat "$pidfile" 2>/dev/null) || return 0
+	[[ -n $pid ]] || return 0
+	(
+		sleep "$HIBVM_OOPS_GRACE"
+		kill "$pid" 2>/dev/null
+	) </dev/null >/dev/null 2>&1 &
+}
+
+# kernel_warning_note LOG PREFIX: PREFIX, the guest kernel's first
+# "WARNING: CPU:" line, ")" (nothing when there is none): the kernel's first
+# complaint, which is often the cause of what follows.
+kernel_warning_note() {
+	local w
+	w=$(grep -a -m1 -o 'WARNING: CPU: .*' "$1" | tr -d '\r') || return 0
+	[[ -n $w ]] && printf '%s%s)' "$2" "$w"
+	return 0
 }
 
 # ---------------------------------------------------------------- protocol
