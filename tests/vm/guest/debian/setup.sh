@@ -16,12 +16,16 @@ now_ms() {
 # (fstab, initramfs and GRUB configuration, hibernate.conf, swap units)
 # is all there.  Not /etc/adjtime: the cycle's clock hook (hooks/60-clock,
 # hwclock --systohc) writes it when the machine hibernates, setup never
-# (the host checks setup's own list of edited files).
+# (the host checks setup's own list of edited files).  In /var/lib/hibernate,
+# every name but the history of cycles.
 snapshot() {
 	mkdir -p $SNAP
 	find /etc /boot/grub/grub.cfg -xdev -type f ! -path /etc/adjtime -print0 | sort -z |
 		xargs -0 sha256sum >"$SNAP/$1.sha"
-	find /var/lib/hibernate 2>/dev/null | sort >"$SNAP/$1.varlib"
+	# Not the cycle's own history (history.c), which a resumed cycle adds and
+	# which makes /var/lib/hibernate itself: setup's undo must keep it.
+	find /var/lib/hibernate -mindepth 1 ! -path /var/lib/hibernate/history 2>/dev/null |
+		sort >"$SNAP/$1.varlib"
 	say "snapshot_$1" "$(wc -l <"$SNAP/$1.sha") files"
 }
 
