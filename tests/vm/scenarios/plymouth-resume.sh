@@ -40,16 +40,7 @@ cycle() {
 
 resumed_here() {
 	say resumed 1
-	read -r pid n token <"$STATE/counter"
-	say token "$token"
-	say counter "$n"
-	say counter_pid "$pid"
-	say hash "$(sha256sum "$DATA" | cut -d' ' -f1)"
-	sleep 2
-	read -r pid2 n2 _ <"$STATE/counter"
-	say counter_later "$n2"
-	say counter_later_pid "$pid2"
-	if kill -0 "$pid" 2>/dev/null; then say counter_alive 1; else say counter_alive 0; fi
+	workload_report
 	say counter_unit_pid "$(systemctl show -P MainPID hibtest-counter.service)"
 }
 

@@ -216,20 +216,6 @@ step() {
 	esac
 }
 
-# The workload after a resume (as trixie-sleep).
-workload_report() {
-	read -r pid n token <$STATE/counter
-	say token "$token"
-	say counter "$n"
-	say counter_pid "$pid"
-	say hash "$(sha256sum $DATA | cut -d' ' -f1)"
-	sleep 2
-	read -r pid2 n2 _ <$STATE/counter
-	say counter_later "$n2"
-	say counter_later_pid "$pid2"
-	if kill -0 "$pid" 2>/dev/null; then say counter_alive 1; else say counter_alive 0; fi
-}
-
 # After suspend-then-hibernate.target: parts a and c end in a resume here;
 # part b's report is its own (it never hibernates).
 resumed() {

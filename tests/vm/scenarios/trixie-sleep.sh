@@ -155,16 +155,7 @@ resumed() {
 	say resumed_from "$(cat $STATE/hibernated_in 2>/dev/null)"
 	say s2h_result "$(systemctl show -P Result $u)"
 	say resumed 1
-	read -r pid n token <$STATE/counter
-	say token "$token"
-	say counter "$n"
-	say counter_pid "$pid"
-	say hash "$(sha256sum $DATA | cut -d' ' -f1)"
-	sleep 2
-	read -r pid2 n2 _ <$STATE/counter
-	say counter_later "$n2"
-	say counter_later_pid "$pid2"
-	if kill -0 "$pid" 2>/dev/null; then say counter_alive 1; else say counter_alive 0; fi
+	workload_report
 	journalctl -b -o cat -u $u | show s2h-unit
 	say s2h_delay "$(journalctl -b -o cat -u $u | grep -c '^hibernate: suspend-then-hibernate: hibernating after 20 s in RAM$')"
 	say s2h_suspended "$(journalctl -b -o cat -u $u | grep -c '^hibernate: suspending to RAM (suspend)')"

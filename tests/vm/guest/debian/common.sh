@@ -50,6 +50,22 @@ workload_start() {
 	say counter_unit_pid "$(systemctl show -P MainPID hibtest-counter.service)"
 }
 
+# workload_report: the workload's state after a resume (its token, count,
+# process and data, and the count 2 s later: still ticking), with pid the
+# process it read.
+workload_report() {
+	read -r pid n token <"$STATE/counter"
+	say token "$token"
+	say counter "$n"
+	say counter_pid "$pid"
+	say hash "$(sha256sum "$DATA" | cut -d' ' -f1)"
+	sleep 2
+	read -r pid2 n2 _ <"$STATE/counter"
+	say counter_later "$n2"
+	say counter_later_pid "$pid2"
+	if kill -0 "$pid" 2>/dev/null; then say counter_alive 1; else say counter_alive 0; fi
+}
+
 # resumed_report: after hibernate.target, from where (from=) and the
 # workload's state, and the cycle's journal. Status 1 (a power-off on its
 # way) when systemd-hibernate.service failed.
@@ -68,16 +84,7 @@ resumed_report() {
 		return 1
 	fi
 	say resumed 1
-	read -r pid n token <"$STATE/counter"
-	say token "$token"
-	say counter "$n"
-	say counter_pid "$pid"
-	say hash "$(sha256sum "$DATA" | cut -d' ' -f1)"
-	sleep 2
-	read -r pid2 n2 _ <"$STATE/counter"
-	say counter_later "$n2"
-	say counter_later_pid "$pid2"
-	if kill -0 "$pid" 2>/dev/null; then say counter_alive 1; else say counter_alive 0; fi
+	workload_report
 	say counter_unit_pid "$(systemctl show -P MainPID hibtest-counter.service)"
 	# The cycle in the journal: the unit's messages (the binary's stderr) and
 	# the kernel log (its /dev/kmsg lines).
