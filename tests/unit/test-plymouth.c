@@ -175,15 +175,11 @@ static void quit_keeps_the_picture_and_ends_the_splash(void **state)
 	assert_string_equal(slurp(f->calls), "--ping\nquit --retain-splash\n");
 }
 
-/* plymouthd answers quit before it lets the terminal go: quit returns only
- * once it is gone. The daemon here is a child that the stand-in client has
- * killed 300 ms after it answered. */
-static void quit_waits_for_the_daemon_to_go(void **state)
+/* A stand-in plymouthd: a child of ours that waits to be killed, its pid in
+ * the fixture's /run/plymouth/pid. */
+static pid_t start_daemon(struct fx *f)
 {
-	struct fx *f = *state;
-	struct hib_plymouth p;
-	struct hib_error err;
-	char pidfile[PATH_MAX + 64], body[256];
+	char pidfile[PATH_MAX + 64];
 	pid_t daemon = fork();
 	FILE *s;
 
@@ -197,6 +193,20 @@ static void quit_waits_for_the_daemon_to_go(void **state)
 	assert_non_null(s);
 	fprintf(s, "%d\n", daemon);
 	fclose(s);
+	return daemon;
+}
+
+/* plymouthd answers quit before it lets the terminal go: quit returns only
+ * once it is gone. The daemon here is a child that the stand-in client has
+ * killed 300 ms after it answered. */
+static void quit_waits_for_the_daemon_to_go(void **state)
+{
+	struct fx *f = *state;
+	struct hib_plymouth p;
+	struct hib_error err;
+	char body[256];
+	pid_t daemon = start_daemon(f);
+
 	snprintf(body, sizeof(body),
 		 "[ \"$1\" = quit ] && { setsid -f sh -c 'sleep 0.3; kill %d'; } "
 		 "</dev/null >/dev/null 2>&1\nexit 0",
@@ -216,21 +226,9 @@ static void quit_kills_a_daemon_that_stays(void **state)
 	struct fx *f = *state;
 	struct hib_plymouth p;
 	struct hib_error err;
-	char pidfile[PATH_MAX + 64];
 	int status = 0;
-	pid_t daemon = fork();
-	FILE *s;
+	pid_t daemon = start_daemon(f);
 
-	if (daemon == 0) {
-		pause();
-		_exit(0);
-	}
-	assert_true(daemon > 0);
-	snprintf(pidfile, sizeof(pidfile), "%s/plymouth/pid", f->run);
-	s = fopen(pidfile, "w");
-	assert_non_null(s);
-	fprintf(s, "%d\n", daemon);
-	fclose(s);
 	write_client(f, "exit 0");
 	assert_true(probe(f, &p));
 	assert_int_equal(hib_plymouth_quit(&p, &err), -ETIMEDOUT);
