@@ -142,6 +142,22 @@ static inline void write_text_file(const char *path, const char *text)
 }
 
 /* @text as the file @rel under a fake root @root, its directories made first. */
+/* A small file's text (at most 8 KiB) in a static buffer; "" when it cannot
+ * be read: what a stand-in program wrote. */
+static inline char *read_small_text(const char *path)
+{
+	static char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+	return buf;
+}
+
 static inline void put_under(const char *root, const char *rel, const char *text)
 {
 	char p[PATH_MAX], cmd[2 * PATH_MAX];

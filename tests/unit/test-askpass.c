@@ -70,18 +70,6 @@ static void write_agent(struct fx *f, const char *body)
 		die("write agent");
 }
 
-static char *slurp(const char *path)
-{
-	static char buf[4096];
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return buf;
-}
-
 static void choice_follows_the_situation(void **state)
 {
 	static const struct {
@@ -182,7 +170,7 @@ static void agent_gets_a_built_environment(void **state)
 	setenv("PATH", old, 1);
 	free(old);
 	assert_int_equal(len, 3);
-	assert_string_equal(slurp(envfile),
+	assert_string_equal(read_small_text(envfile),
 			    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
 }
 
@@ -225,13 +213,14 @@ static void agent_answer_taken_without_newline(void **state)
 	close(keep);
 	assert_int_equal(len, strlen("correct horse battery"));
 	assert_memory_equal(buf, "correct horse battery", len);
-	assert_string_equal(slurp(f->args), "--id=hibernate:image\n--icon=drive-harddisk\n"
-					    "--timeout=90\n--no-tty\n"
-					    "Passphrase for the hibernation image:\n");
+	assert_string_equal(read_small_text(f->args),
+			    "--id=hibernate:image\n--icon=drive-harddisk\n"
+			    "--timeout=90\n--no-tty\n"
+			    "Passphrase for the hibernation image:\n");
 	/* stdin, stdout, stderr and the directory ls reads: nothing of ours. */
 	char fds[PATH_MAX + 40];
 	snprintf(fds, sizeof(fds), "%s.fds", f->args);
-	assert_string_equal(slurp(fds), "0\n1\n2\n3\n");
+	assert_string_equal(read_small_text(fds), "0\n1\n2\n3\n");
 }
 
 /* The stand-in agent runs @body; hib_askpass_agent's result with a @size
@@ -256,7 +245,7 @@ static void agent_without_answer_cancels(void **state)
 	assert_non_null(strstr(err.msg, f->agent));
 	assert_non_null(strstr(err.msg, "no answer"));
 	assert_int_equal(len, 7);
-	assert_non_null(strstr(slurp(f->args), "--timeout=0\n"));
+	assert_non_null(strstr(read_small_text(f->args), "--timeout=0\n"));
 }
 
 static void agent_empty_answer_refused(void **state)

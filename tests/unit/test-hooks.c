@@ -60,21 +60,6 @@ static void logger(struct fx *f, const char *dir, const char *name, int rc)
 	script(dir, name, body);
 }
 
-static char *slurp(const char *path)
-{
-	static char buf[8192];
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	buf[0] = 0;
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = 0;
-	return buf;
-}
-
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -138,9 +123,9 @@ static void pre_ascending_post_descending(void **state)
 	logger(f, f->usr, "10-a", 0);
 	logger(f, f->etc, "90-c", 0);
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
-	assert_string_equal(slurp(f->log), "10-a pre hibernate\n50-b pre hibernate\n"
-					   "90-c pre hibernate\n90-c post hibernate\n"
-					   "50-b post hibernate\n10-a post hibernate\n");
+	assert_string_equal(read_small_text(f->log), "10-a pre hibernate\n50-b pre hibernate\n"
+						     "90-c pre hibernate\n90-c post hibernate\n"
+						     "50-b post hibernate\n10-a post hibernate\n");
 }
 
 static void failure_unwinds_only_what_ran(void **state)
@@ -153,9 +138,9 @@ static void failure_unwinds_only_what_ran(void **state)
 	logger(f, f->usr, "30-fails", 1);
 	logger(f, f->usr, "40-never", 0);
 	assert_int_equal(run(f, msg, sizeof(msg), true), -EIO);
-	assert_string_equal(slurp(f->log), "10-a pre hibernate\n20-b pre hibernate\n"
-					   "30-fails pre hibernate\n20-b post hibernate\n"
-					   "10-a post hibernate\n");
+	assert_string_equal(read_small_text(f->log), "10-a pre hibernate\n20-b pre hibernate\n"
+						     "30-fails pre hibernate\n20-b post hibernate\n"
+						     "10-a post hibernate\n");
 	assert_non_null(strstr(msg, "30-fails"));
 	assert_non_null(strstr(msg, "exit status 1"));
 }
@@ -170,8 +155,8 @@ static void force_goes_on_after_a_failure(void **state)
 	logger(f, f->usr, "20-b", 0);
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
 	/* The failed hook gets no post: its pre did not do its work. */
-	assert_string_equal(slurp(f->log), "10-fails pre hibernate\n20-b pre hibernate\n"
-					   "20-b post hibernate\n");
+	assert_string_equal(read_small_text(f->log), "10-fails pre hibernate\n20-b pre hibernate\n"
+						     "20-b post hibernate\n");
 }
 
 static void exit_2_aborts_with_the_hooks_message(void **state)
@@ -183,7 +168,7 @@ static void exit_2_aborts_with_the_hooks_message(void **state)
 	script(f->usr, "20-veto", "[ \"$1\" = pre ] && { echo 'a DVD is being burned'; exit 2; }");
 	assert_int_equal(run(f, msg, sizeof(msg), true), -ECANCELED);
 	assert_string_equal(msg, "20-veto: a DVD is being burned");
-	assert_string_equal(slurp(f->log), "10-a pre hibernate\n10-a post hibernate\n");
+	assert_string_equal(read_small_text(f->log), "10-a pre hibernate\n10-a post hibernate\n");
 }
 
 static void exit_3_aborts_silently(void **state)
@@ -218,7 +203,7 @@ static void etc_overrides_usr_and_dev_null_masks(void **state)
 	snprintf(link, sizeof(link), "%s/20-masked", f->etc);
 	assert_int_equal(symlink("/dev/null", link), 0);
 	assert_int_equal(run(f, msg, sizeof(msg), false), 0);
-	assert_string_equal(slurp(f->log), "etc-x\n");
+	assert_string_equal(read_small_text(f->log), "etc-x\n");
 }
 
 static void badly_named_and_non_executable_ignored(void **state)
@@ -233,7 +218,7 @@ static void badly_named_and_non_executable_ignored(void **state)
 	chmod(path, 0644);
 	logger(f, f->usr, "40-ok", 0);
 	assert_int_equal(run(f, msg, sizeof(msg), false), 0);
-	assert_string_equal(slurp(f->log), "40-ok pre hibernate\n");
+	assert_string_equal(read_small_text(f->log), "40-ok pre hibernate\n");
 }
 
 static void environment_is_set(void **state)
@@ -245,7 +230,7 @@ static void environment_is_set(void **state)
 	script(f->usr, "10-env",
 	       "echo \"$HIBERNATE_PHASE $HIBERNATE_MODE $SYSTEMD_SLEEP_ACTION\" >> \"$HOOKLOG\"");
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
-	assert_string_equal(slurp(f->log), "pre test hibernate\npost test hibernate\n");
+	assert_string_equal(read_small_text(f->log), "pre test hibernate\npost test hibernate\n");
 }
 
 static void compat_hooks_join_when_enabled(void **state)
@@ -260,15 +245,16 @@ static void compat_hooks_join_when_enabled(void **state)
 	logger(f, f->sd, "95-sd-numbered", 0); /* a number means nothing to systemd */
 	/* Disabled: only ours. */
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
-	assert_string_equal(slurp(f->log), "10-ours pre hibernate\n90-ours pre hibernate\n"
-					   "90-ours post hibernate\n10-ours post hibernate\n");
+	assert_string_equal(read_small_text(f->log),
+			    "10-ours pre hibernate\n90-ours pre hibernate\n"
+			    "90-ours post hibernate\n10-ours post hibernate\n");
 	unlink(f->log);
 	f->c.systemd = f->c.pmutils = true;
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
 	/* systemd-sleep hooks sit in the middle (50), pm-utils by their number; each
 	 * called the way its own framework calls it. */
 	assert_string_equal(
-		slurp(f->log),
+		read_small_text(f->log),
 		"10-ours pre hibernate\n95-sd-numbered pre hibernate\nsd-hook pre hibernate\n"
 		"75pm hibernate\n90-ours pre hibernate\n90-ours post hibernate\n75pm thaw\n"
 		"sd-hook post hibernate\n95-sd-numbered post hibernate\n10-ours post hibernate\n");
@@ -287,17 +273,17 @@ static void systemd_hooks_get_the_operation(void **state)
 	f->c.systemd_verb = "suspend-then-hibernate";
 	f->c.systemd_action = "suspend";
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
-	assert_string_equal(slurp(f->log), "ours pre hibernate suspend\n"
-					   "sd pre suspend-then-hibernate suspend\n"
-					   "sd post suspend-then-hibernate suspend\n"
-					   "ours post hibernate suspend\n");
+	assert_string_equal(read_small_text(f->log), "ours pre hibernate suspend\n"
+						     "sd pre suspend-then-hibernate suspend\n"
+						     "sd post suspend-then-hibernate suspend\n"
+						     "ours post hibernate suspend\n");
 	unlink(f->log);
 	f->c.systemd_verb = f->c.systemd_action = "hybrid-sleep";
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
-	assert_string_equal(slurp(f->log), "ours pre hibernate hybrid-sleep\n"
-					   "sd pre hybrid-sleep hybrid-sleep\n"
-					   "sd post hybrid-sleep hybrid-sleep\n"
-					   "ours post hibernate hybrid-sleep\n");
+	assert_string_equal(read_small_text(f->log), "ours pre hibernate hybrid-sleep\n"
+						     "sd pre hybrid-sleep hybrid-sleep\n"
+						     "sd post hybrid-sleep hybrid-sleep\n"
+						     "ours post hibernate hybrid-sleep\n");
 }
 
 static void compat_failure_is_plain_failure(void **state)
@@ -309,8 +295,8 @@ static void compat_failure_is_plain_failure(void **state)
 	logger(f, f->usr, "10-ours", 0);
 	logger(f, f->pm, "20pm", 2); /* 2 means nothing special to pm-utils */
 	assert_int_equal(run(f, msg, sizeof(msg), true), -EIO);
-	assert_string_equal(slurp(f->log), "10-ours pre hibernate\n20pm hibernate\n"
-					   "10-ours post hibernate\n");
+	assert_string_equal(read_small_text(f->log), "10-ours pre hibernate\n20pm hibernate\n"
+						     "10-ours post hibernate\n");
 }
 
 static void inline_hooks_take_their_place(void **state)
@@ -328,15 +314,17 @@ static void inline_hooks_take_their_place(void **state)
 	logger(f, f->usr, "10-a", 0);
 	logger(f, f->usr, "50-b", 0);
 	assert_int_equal(run(f, msg, sizeof(msg), true), 0);
-	assert_string_equal(slurp(f->log), "10-a pre hibernate\non-suspend-15\n50-b pre hibernate\n"
-					   "on-resume-95\n50-b post hibernate\non-resume-15\n"
-					   "10-a post hibernate\n");
+	assert_string_equal(read_small_text(f->log),
+			    "10-a pre hibernate\non-suspend-15\n50-b pre hibernate\n"
+			    "on-resume-95\n50-b post hibernate\non-resume-15\n"
+			    "10-a post hibernate\n");
 	/* A failure at 50: OnResume 95 was never reached, OnResume 15 was. */
 	unlink(f->log);
 	logger(f, f->usr, "50-b", 1);
 	assert_int_equal(run(f, msg, sizeof(msg), true), -EIO);
-	assert_string_equal(slurp(f->log), "10-a pre hibernate\non-suspend-15\n50-b pre hibernate\n"
-					   "on-resume-15\n10-a post hibernate\n");
+	assert_string_equal(read_small_text(f->log),
+			    "10-a pre hibernate\non-suspend-15\n50-b pre hibernate\n"
+			    "on-resume-15\n10-a post hibernate\n");
 }
 
 /* Only what hibernate-hooks(7) lists, whatever the caller's environment holds
@@ -361,7 +349,7 @@ static void environment_is_clean(void **state)
 		 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
 		 "SYSTEMD_SLEEP_ACTION=hibernate\n",
 		 f->log);
-	assert_string_equal(slurp(f->log), expect);
+	assert_string_equal(read_small_text(f->log), expect);
 }
 
 /* Refused as a whole, naming the path and the fix; nothing runs. */
@@ -376,7 +364,7 @@ static void refuse(struct fx *f, const char *who)
 	assert_non_null(strstr(err.msg, who));
 	snprintf(fix, sizeof(fix), "chown root:root %s; chmod go-w %s", who, who);
 	assert_non_null(strstr(err.msg, fix));
-	assert_string_equal(slurp(f->log), "");
+	assert_string_equal(read_small_text(f->log), "");
 }
 
 static void untrusted_hook_refuses_the_cycle(void **state)
@@ -431,12 +419,13 @@ static void interrupted_pre_unwinds(void **state)
 	assert_int_equal(run(f, msg, sizeof(msg), true), -EINTR);
 	assert_true(time(NULL) - t0 < 4);
 	assert_non_null(strstr(msg, "20-slow was cut short"));
-	assert_string_equal(slurp(f->log), "10-a pre hibernate\n20-slow pre hibernate\n"
-					   "20-slow post hibernate\n10-a post hibernate\n");
+	assert_string_equal(read_small_text(f->log),
+			    "10-a pre hibernate\n20-slow pre hibernate\n"
+			    "20-slow post hibernate\n10-a post hibernate\n");
 	/* Already set before the first: nothing runs at all. */
 	unlink(f->log);
 	assert_int_equal(run(f, msg, sizeof(msg), true), -EINTR);
-	assert_string_equal(slurp(f->log), "");
+	assert_string_equal(read_small_text(f->log), "");
 	signal(SIGALRM, SIG_DFL);
 }
 

@@ -78,18 +78,6 @@ static void write_client(struct fx *f, const char *body)
 		die("write client");
 }
 
-static char *slurp(const char *path)
-{
-	static char buf[8192];
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return buf;
-}
-
 /* Probe with our client as the only candidate. */
 static bool probe(struct fx *f, struct hib_plymouth *p)
 {
@@ -107,7 +95,7 @@ static void probe_needs_the_daemon_to_answer(void **state)
 	write_client(f, "exit 1");
 	assert_false(probe(f, &p));
 	assert_false(hib_plymouth_active(&p));
-	assert_string_equal(slurp(f->calls), "--ping\n");
+	assert_string_equal(read_small_text(f->calls), "--ping\n");
 
 	write_client(f, "exit 0");
 	assert_true(probe(f, &p));
@@ -118,7 +106,7 @@ static void probe_needs_the_daemon_to_answer(void **state)
 	snprintf(pid, sizeof(pid), "%s/plymouth/pid", f->run);
 	unlink(pid);
 	assert_false(probe(f, &p));
-	assert_string_equal(slurp(f->calls), "");
+	assert_string_equal(read_small_text(f->calls), "");
 }
 
 static void messages_go_to_the_splash(void **state)
@@ -130,7 +118,7 @@ static void messages_go_to_the_splash(void **state)
 	write_client(f, "exit 0");
 	assert_true(probe(f, &p));
 	assert_int_equal(hib_plymouth_message(&p, "The saved image was refused: x", &err), 0);
-	assert_string_equal(slurp(f->calls),
+	assert_string_equal(read_small_text(f->calls),
 			    "--ping\ndisplay-message --text=The saved image was refused: x\n");
 	write_client(f, "exit 3");
 	assert_int_equal(hib_plymouth_message(&p, "m", &err), -EPROTO);
@@ -151,9 +139,9 @@ static void progress_every_step_and_the_end(void **state)
 		shown += hib_plymouth_progress(&p, "Resuming", pct, 10, &err);
 	/* 0, 10, ..., 100: eleven, each a bar and a line. */
 	assert_int_equal(shown, 11);
-	assert_non_null(strstr(slurp(f->calls), "system-update --progress=40\n"
-						"display-message --text=Resuming 40%\n"));
-	assert_null(strstr(slurp(f->calls), "--progress=41"));
+	assert_non_null(strstr(read_small_text(f->calls), "system-update --progress=40\n"
+							  "display-message --text=Resuming 40%\n"));
+	assert_null(strstr(read_small_text(f->calls), "--progress=41"));
 	/* 100 again: nothing new. */
 	assert_int_equal(hib_plymouth_progress(&p, "Resuming", 100, 10, &err), 0);
 }
@@ -168,11 +156,11 @@ static void quit_keeps_the_picture_and_ends_the_splash(void **state)
 	assert_true(probe(f, &p));
 	assert_int_equal(hib_plymouth_quit(&p, &err), 0);
 	assert_false(hib_plymouth_active(&p));
-	assert_string_equal(slurp(f->calls), "--ping\nquit --retain-splash\n");
+	assert_string_equal(read_small_text(f->calls), "--ping\nquit --retain-splash\n");
 	/* Once gone, nothing more is sent to it. */
 	assert_int_equal(hib_plymouth_quit(&p, &err), 0);
 	assert_int_equal(hib_plymouth_message(&p, "m", &err), -ENOENT);
-	assert_string_equal(slurp(f->calls), "--ping\nquit --retain-splash\n");
+	assert_string_equal(read_small_text(f->calls), "--ping\nquit --retain-splash\n");
 }
 
 /* A stand-in plymouthd: a child of ours that waits to be killed, its pid in
@@ -264,8 +252,9 @@ static void passphrase_asked_in_the_splash(void **state)
 			 0);
 	assert_int_equal(len, 11);
 	assert_memory_equal(buf, "open sesame", 11);
-	assert_non_null(strstr(slurp(f->calls), "ask-for-password --prompt=Passphrase for the "
-						"image --number-of-tries=1\n"));
+	assert_non_null(strstr(read_small_text(f->calls),
+			       "ask-for-password --prompt=Passphrase for the "
+			       "image --number-of-tries=1\n"));
 }
 
 static void passphrase_refusals(void **state)
