@@ -58,6 +58,22 @@ enum hib_askpass_via hib_askpass_choose(const struct hib_askpass_env *env)
 /* The agent's own time limit, and then a little more before it is killed. */
 #define AGENT_GRACE_S 5
 
+int hib_askpass_answer(const char *who, const struct hib_spawn_result *res, char *buf, size_t size,
+		       size_t *ret_len, struct hib_error *err)
+{
+	size_t len = res->out_len;
+
+	if (res->truncated || (len == size && buf[len - 1] != '\n'))
+		return hib_error_set(err, -E2BIG, "%s: the answer is longer than %zu bytes", who,
+				     size - 1);
+	if (len && buf[len - 1] == '\n')
+		len--;
+	if (!len)
+		return hib_error_set(err, -ENODATA, "%s: the answer is empty", who);
+	*ret_len = len;
+	return 0;
+}
+
 int hib_askpass_agent(const char *agent, const char *id, const char *prompt, unsigned timeout_s,
 		      char *buf, size_t size, size_t *ret_len, struct hib_error *err)
 {
@@ -74,7 +90,6 @@ int hib_askpass_agent(const char *agent, const char *id, const char *prompt, uns
 				.out_size = size,
 				.out_raw = true };
 	struct hib_spawn_result res;
-	size_t len;
 	int r;
 
 	snprintf(id_arg, sizeof(id_arg), "--id=hibernate:%s", id);
@@ -87,14 +102,5 @@ int hib_askpass_agent(const char *agent, const char *id, const char *prompt, uns
 				     "%s gave no answer (cancelled, timed out, or no password "
 				     "agent is running)",
 				     agent);
-	len = res.out_len;
-	if (res.truncated || (len == size && buf[len - 1] != '\n'))
-		return hib_error_set(err, -E2BIG, "%s: the answer is longer than %zu bytes", agent,
-				     size - 1);
-	if (len && buf[len - 1] == '\n')
-		len--;
-	if (!len)
-		return hib_error_set(err, -ENODATA, "%s: the answer is empty", agent);
-	*ret_len = len;
-	return 0;
+	return hib_askpass_answer(agent, &res, buf, size, ret_len, err);
 }

@@ -61,6 +61,16 @@ enum hib_askpass_via hib_askpass_choose(const struct hib_askpass_env *env);
  * descriptor of ours but the pipe and stderr, killed if it outlives
  * @timeout_s by a few seconds.
  */
+/*
+ * A question's answer as a child left it in @buf (hib_spawn_run's raw
+ * capture, @size bytes): without its newline, *@ret_len bytes; -E2BIG when
+ * it did not fit (never cut to a different passphrase), -ENODATA when
+ * empty; @who names the asker in @err. Shared by the agents and the splash.
+ */
+struct hib_spawn_result;
+int hib_askpass_answer(const char *who, const struct hib_spawn_result *res, char *buf, size_t size,
+		       size_t *ret_len, struct hib_error *err);
+
 int hib_askpass_agent(const char *agent, const char *id, const char *prompt, unsigned timeout_s,
 		      char *buf, size_t size, size_t *ret_len, struct hib_error *err);
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frontend/askpass.h"
 #include "frontend/plymouth.h"
 #include "util/error.h"
 #include "util/spawn.h"
@@ -172,7 +173,6 @@ int hib_plymouth_ask(const struct hib_plymouth *p, const char *prompt, char *buf
 	char arg[512];
 	const char *argv[] = { p->client, "ask-for-password", arg, "--number-of-tries=1", NULL };
 	struct hib_spawn_result res;
-	size_t len;
 	int r;
 
 	if (!hib_plymouth_active(p))
@@ -184,14 +184,5 @@ int hib_plymouth_ask(const struct hib_plymouth *p, const char *prompt, char *buf
 	if (r != 0)
 		return hib_error_set(err, -ECANCELED,
 				     "%s ask-for-password gave no answer (exit %d)", p->client, r);
-	len = res.out_len;
-	if (res.truncated || (len == size && buf[len - 1] != '\n'))
-		return hib_error_set(err, -E2BIG, "%s: the answer is longer than %zu bytes",
-				     p->client, size - 1);
-	if (len && buf[len - 1] == '\n')
-		len--;
-	if (!len)
-		return hib_error_set(err, -ENODATA, "%s: the answer is empty", p->client);
-	*ret_len = len;
-	return 0;
+	return hib_askpass_answer(p->client, &res, buf, size, ret_len, err);
 }
