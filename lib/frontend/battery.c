@@ -27,16 +27,12 @@
 static int attr_read(const char *dir, const char *name, const char *attr, char *buf, size_t len)
 {
 	char path[4096];
-	FILE *f;
-	size_t n;
+	int r;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", dir, name, attr);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = 0;
+	r = hib_read_text(path, buf, len);
+	if (r < 0)
+		return r;
 	memmove(buf, hib_strip(buf), strlen(hib_strip(buf)) + 1);
 	return 0;
 }

@@ -65,17 +65,9 @@ static void path_of(const struct ctx *c, const char *p, char *out, size_t len)
 static int read_file(const struct ctx *c, const char *p, char *buf, size_t len)
 {
 	char full[PATH_MAX];
-	FILE *f;
-	size_t n;
 
 	path_of(c, p, full, sizeof(full));
-	f = fopen(full, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return (int)n;
+	return hib_read_text(full, buf, len);
 }
 
 static void check_snapshot_dev(struct ctx *c)

@@ -444,17 +444,9 @@ int hib_setup_parse_swaps(const char *text, struct hib_setup_input *in)
 static int read_text(const char *root, const char *path, char *buf, size_t len)
 {
 	char full[PATH_MAX];
-	FILE *f;
-	size_t n;
 
 	snprintf(full, sizeof(full), "%s%s", root, path);
-	f = fopen(full, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return (int)n;
+	return hib_read_text(full, buf, len);
 }
 
 /* The UUID whose /dev/disk/by-uuid link resolves to @dev. */

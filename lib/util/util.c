@@ -78,6 +78,19 @@ char *hib_strip(char *s)
 	return s;
 }
 
+int hib_read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return (int)n;
+}
+
 uint64_t hib_now_ms(void)
 {
 	struct timespec ts;

@@ -61,6 +61,9 @@ uint64_t hib_now_ns(void);
 
 /* @s without the blanks around it: the end cut in place, the start skipped. */
 char *hib_strip(char *s);
+/* A small text file (sysfs, /proc, a config) read whole into @buf, cut at
+ * @len - 1 bytes and NUL-terminated: the bytes read, or -errno. */
+int hib_read_text(const char *path, char *buf, size_t len);
 
 /* How long a phase of the cycle took: shown in debug builds, at loglevel 5 otherwise.
  * Updates *t0 to now, for the next phase. */
