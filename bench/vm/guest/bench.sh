@@ -3,13 +3,21 @@
 # own hibernation and for `hibernate`; only the hibernate and resume commands
 # differ.  Installed as /scenarios/bench.sh; the kernel cmdline says
 #   bench.side=kernel|ours  bench.codec=default|none|lz4|zstd
-#   bench.workload=fits|over|comeback
+#   bench.workload=fits|over|comeback|encrypted
+#   (encrypted: bench.codec=luks|enc|enc-preload, bench.pass=PASSPHRASE)
 #   boot 1: swapon vda1, the workload, then the hibernate command
 #   boot 2: the resume step; in the resumed world boot 1's script goes on and
 #           prints resumed=1 (the host's end mark for the resume time)
 # Marks (the host takes their arrival times): mark=hibernate right before the
 # hibernate command, mark=resume right before the resume step.  `hibernate -v`
 # prints the STATS lines the host reads the image's size and phases from.
+# encrypted: the fits workload behind a passphrase the host types on the
+# console 5 s after the prompt shows (bench/README.md): kernel-luks (side
+# kernel, codec luks) hibernates into swap on a LUKS2 mapping of vda1 that
+# boot 2 opens with cryptsetup, as Debian's initramfs does, before
+# echo MAJ:MIN > /sys/power/resume; ours (codec enc, enc-preload) seals the
+# image with `encrypt = yes`, resume-preload = no or yes.  Argon2id at the
+# same cost on both sides (KDF_PASSES, KDF_MIB, one lane).
 # comeback: right after resumed=1 (the user is impatient: nothing waits for
 # the background restore) every hog walks all of its memory and the mapper
 # all of its files; comeback_done=<major faults of the walk> when the last is
@@ -17,22 +25,29 @@
 # shellcheck source=../../../tests/vm/guest/guest.sh
 . /lib/hibtest/guest.sh
 
-side=ours codec=default wl=fits
+side=ours codec=default wl=fits pass=
 # shellcheck disable=SC2013 # words, not lines
 for word in $(cat /proc/cmdline); do
 	case $word in
 	bench.side=*) side=${word#*=} ;;
 	bench.codec=*) codec=${word#*=} ;;
 	bench.workload=*) wl=${word#*=} ;;
+	bench.pass=*) pass=${word#*=} ;;
 	esac
 done
+# The encrypted workload's key derivation, the same cost on both sides:
+# Argon2id, 4 passes over 64 MiB, one lane (libsodium's, hibernate's, has
+# one lane; cryptsetup takes no fewer than 4 passes for argon2id).
+KDF_PASSES=4 KDF_MIB=64
+# The LUKS2 mapping of kernel-luks, named as Debian's installer names it.
+LUKS_NAME=vda1_crypt
 
 # Sizes in MiB.  fits: ~650 MiB the image must carry (+ the kernel's own
 # memory), under the default image size of 2/5 of RAM; over: ~1150 MiB, above
 # it: the kernel must swap some out before the snapshot.  Both then read
 # 600 MiB of files (page cache the snapshot may drop).
 case $wl in
-fits) t_random=150 t_text=150 t_bins="bin1" h_zero=100 h_struct=50 h_text=50 h_random=50 ;;
+fits | encrypted) t_random=150 t_text=150 t_bins="bin1" h_zero=100 h_struct=50 h_text=50 h_random=50 ;;
 over) t_random=250 t_text=250 t_bins="bin1 bin2" h_zero=150 h_struct=100 h_text=100 h_random=100 ;;
 comeback) ;;
 *) fatal "unknown bench.workload=$wl" ;;
@@ -136,13 +151,79 @@ hib_opts() {
 		echo "restore-working-set = no" >/run/bench-norestore.conf
 		echo "-v --config /run/bench-norestore.conf"
 		;;
+	enc | enc-preload) echo "-v --config $(enc_conf)" ;;
 	*) echo "-v -c $codec" ;;
 	esac
 }
 
+# enc_conf: hibernate.conf of ours-enc and ours-enc-preload (in /run, so
+# written in each boot); prints its path.  resume-preload only when the
+# binary knows the key (say preload_support): else both are the same.
+enc_conf() {
+	conf=/run/bench-enc.conf
+	printf 'encrypt = yes\nkdf-passes = %s\nkdf-memory = %s\n' $KDF_PASSES $KDF_MIB >$conf
+	if hibernate config get resume-preload >/dev/null 2>&1; then
+		if [ "$codec" = enc-preload ]; then echo "resume-preload = yes"; else echo "resume-preload = no"; fi >>$conf
+		say preload_support 1 >&2
+	else
+		say preload_support 0 >&2
+	fi
+	echo $conf
+}
+
+# luks_dm: the open LUKS mapping's dm-N (no udev here: found by its name
+# in sysfs; devtmpfs made /dev/dm-N).  Sets luks_dm, luks_devno.
+luks_dm() {
+	for d in /sys/block/dm-*; do
+		if [ "$(cat "$d/dm/name" 2>/dev/null)" = $LUKS_NAME ]; then
+			luks_dm=${d##*/} luks_devno=$(cat "$d/dev")
+			return 0
+		fi
+	done
+	fatal "no dm device named $LUKS_NAME after cryptsetup open"
+}
+
+# swap_setup: the swap the image goes to.  kernel-luks: vda1 formatted as
+# LUKS2 (Argon2id at KDF_PASSES, KDF_MIB, one lane), opened, mkswap on the
+# mapping, the kernel told to write its image there.  Else vda1 itself.
+swap_setup() {
+	if [ "$wl" != encrypted ] || [ "$side" != kernel ]; then
+		swapon /dev/vda1 || fatal "swapon /dev/vda1 failed"
+		return 0
+	fi
+	[ -n "$pass" ] || fatal "no bench.pass= on the kernel cmdline"
+	printf %s "$pass" | cryptsetup luksFormat -q --type luks2 --pbkdf argon2id \
+		--pbkdf-memory $((KDF_MIB * 1024)) --pbkdf-force-iterations $KDF_PASSES \
+		--pbkdf-parallel 1 --key-file - /dev/vda1 || fatal "cryptsetup luksFormat /dev/vda1 failed"
+	printf %s "$pass" | cryptsetup open --key-file - /dev/vda1 $LUKS_NAME ||
+		fatal "cryptsetup open /dev/vda1 failed"
+	luks_dm
+	mkswap "/dev/$luks_dm" >/dev/null || fatal "mkswap on $LUKS_NAME failed"
+	# Before swapon: the write makes the kernel look for an image there at
+	# once (none: "Image not found"), which it cannot while swap holds it.
+	echo "$luks_devno" >/sys/power/resume
+	swapon "/dev/$luks_dm" || fatal "swapon $LUKS_NAME failed"
+	say luks_keyslot "$(cryptsetup luksDump /dev/vda1 | grep -E 'PBKDF:|Time cost:|Memory:|Threads:|Cipher:' |
+		tr -s ' \t' ' ' | paste -sd';')"
+}
+
+# luks_unlock: boot 2 of kernel-luks, as Debian's cryptroot does in its
+# initramfs: askpass's question on the console, then cryptsetup open with
+# the answer on its standard input.  Sets luks_devno.
+luks_unlock() {
+	printf 'Please unlock disk %s: ' $LUKS_NAME
+	stty -echo 2>/dev/null
+	read -r answer
+	stty echo 2>/dev/null
+	echo
+	printf %s "$answer" | cryptsetup open --key-file - /dev/vda1 $LUKS_NAME ||
+		fatal "cryptsetup open /dev/vda1 failed"
+	luks_dm
+}
+
 case $1 in
 1)
-	swapon /dev/vda1 || fatal "swapon /dev/vda1 failed"
+	swap_setup
 	if [ "$wl" = comeback ]; then comeback_workload; else workload; fi
 	[ "$side" = kernel ] && echo shutdown >/sys/power/disk
 	[ -f /sys/module/hibernate/parameters/compressor ] &&
@@ -198,8 +279,13 @@ case $1 in
 	# The start of the resume step in this kernel's clock, beside its lines.
 	echo "bench: mark resume" >/dev/kmsg
 	say mark resume
-	if [ "$side" = kernel ]; then
+	if [ "$side" = kernel ] && [ "$wl" = encrypted ]; then
+		luks_unlock
+		echo "$luks_devno" >/sys/power/resume
+	elif [ "$side" = kernel ]; then
 		echo "$devno" >/sys/power/resume
+	elif [ "$wl" = encrypted ]; then
+		hibernate resume -v --device /dev/vda1 --config "$(enc_conf)"
 	else
 		hibernate resume -v --device /dev/vda1
 	fi
