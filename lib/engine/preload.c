@@ -240,10 +240,10 @@ void engine_preload_stop(struct engine_preload **pp, bool keep, uint64_t *ret_by
 			 "from the disk",
 			 p->pos.block, strerror(-p->err));
 	else
-		log_info("read %llu MiB of %llu ahead while waiting for the %s (%llu ms)%s",
-			 (unsigned long long)(p->held >> 20), (unsigned long long)(total >> 20),
-			 p->waiting_for, (unsigned long long)p->ms,
-			 p->full ? "; no memory to spare for more" : "");
+		log_info("read %.1f MiB of %.1f ahead while waiting for the %s (%llu ms)%s%s",
+			 (double)p->held / (1 << 20), (double)total / (1 << 20), p->waiting_for,
+			 (unsigned long long)p->ms, p->full ? "; no memory to spare for more" : "",
+			 keep ? "" : "; dropped: the image is not resumed");
 	if (p->err || !keep) {
 		engine_preload_free(p);
 		*pp = NULL;
