@@ -428,6 +428,10 @@ struct hib_options {
 	 * kernel: HIB_RESUME_KEPT) instead of discarded.  Safe because a later resume
 	 * still refuses it when this boot changed the filesystems it remembers. */
 	bool keep_on_kernel_mismatch;
+	/* Resume, an encrypted image: do not read it into memory while its
+	 * secret is awaited (resume-preload = no); by default it is, bounded by
+	 * the memory available (lib/engine/preload.h). */
+	bool no_preload;
 	/* Resume: a filesystem the image remembers that cannot be checked here
 	 * (its device not visible, or a type whose changes cannot be seen) is
 	 * logged and the restore goes on, instead of refusing the image. */
@@ -460,6 +464,9 @@ struct hib_stats {
 	uint32_t blocks;         /* blocks of the image */
 	uint64_t snapshot_io_ms; /* of io_ms, the time inside /dev/snapshot's read()
 				      (hibernate) or write() (resume): the kernel's share */
+	uint64_t preload_bytes;  /* resume: of the image, read ahead while its secret
+				      was awaited */
+	uint64_t preload_ms;     /* resume: the time that reading took */
 	bool adaptive;           /* hibernate: adaptive compression was on */
 	uint64_t raw_blocks;     /* hibernate: blocks it stored raw by choice */
 	/* HIB_SUSPEND_RESUMED: what the cycle's two halves reported, if they did

@@ -12,20 +12,33 @@ static size_t pipe_slots(unsigned nctx)
 	return 2 * (size_t)nctx + 4;
 }
 
-int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
-		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret)
+/* Worker threads for slots of @in_bytes + @out_bytes; 0: the codec runs inline. */
+static unsigned pipe_workers(const struct hib_options *o, size_t in_bytes, size_t out_bytes)
 {
-	struct engine_pipe ep = { 0 };
 	unsigned workers = o->threads ? o->threads : (unsigned)get_nprocs();
-	unsigned nctx;
-	int r;
 
 	workers = MIN(MAX(workers, 1u), 64u);
 	while (workers > 1 && pipe_slots(workers) * (in_bytes + out_bytes) > HIB_PIPE_MEM_MAX)
 		workers--;
 	/* One CPU: no worker threads, the codec runs inline in the producer. */
-	if (workers == 1)
-		workers = 0;
+	return workers == 1 ? 0 : workers;
+}
+
+uint64_t engine_pipe_bytes(const struct hib_options *o, size_t in_bytes, size_t out_bytes)
+{
+	unsigned workers = pipe_workers(o, in_bytes, out_bytes);
+
+	return pipe_slots(workers ? workers : 1) * (uint64_t)(in_bytes + out_bytes);
+}
+
+int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
+		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret)
+{
+	struct engine_pipe ep = { 0 };
+	unsigned workers = pipe_workers(o, in_bytes, out_bytes);
+	unsigned nctx;
+	int r;
+
 	nctx = workers ? workers : 1;
 	ep.ctx = calloc(nctx, sizeof(*ep.ctx));
 	if (!ep.ctx)

@@ -37,6 +37,9 @@ struct engine_pipe {
 int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
 		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret);
 void engine_pipe_free(struct engine_pipe *ep);
+/* The bytes of slot buffers engine_pipe_new would allocate for these sizes
+ * (the codec contexts not counted). */
+uint64_t engine_pipe_bytes(const struct hib_options *o, size_t in_bytes, size_t out_bytes);
 
 /* Block @i of the image from @ra at logical page *@lp into @rec (a record of
  * at most codec_record_bound(@block_bytes)): its header must be block @i,

@@ -5,10 +5,11 @@
  *   locate       signature? no → return, nothing touched. Tail, header, map
  *                → checked.
  *   verify       kernel identity → must match; filesystems unchanged; the
- *                key unlocked.
- *   load         reader thread (blocks off the disk) → workers (checksum,
- *                decode, checksum) → this thread feeds /dev/snapshot in
- *                order; whole-stream checksum; the data key wiped.
+ *                key unlocked, the image read ahead meanwhile (preload.c).
+ *   load         reader thread (blocks from memory, then off the disk) →
+ *                workers (checksum, decode, checksum) → this thread feeds
+ *                /dev/snapshot in order; whole-stream checksum; the data key
+ *                wiped.
  *   invalidate   SWAPSPACE2 back, the report in the header's place.
  *   restore      FREEZE → ATOMIC_RESTORE (does not return).
  *
@@ -26,6 +27,7 @@
 #include "pipeline/crypt.h"
 #include "pipeline/tpm.h"
 #include "engine/engine.h"
+#include "engine/preload.h"
 #include "storage/readahead.h"
 
 struct resume_ctx {
@@ -34,8 +36,10 @@ struct resume_ctx {
 	struct image img;
 	struct engine_pipe ep;
 	int reader_err;
-	uint64_t snap_ns;         /* time inside /dev/snapshot's writev() */
-	enum hib_io_mode io_mode; /* the options', for the reader */
+	uint64_t snap_ns;           /* time inside /dev/snapshot's writev() */
+	enum hib_io_mode io_mode;   /* the options', for the reader */
+	struct engine_preload *pre; /* blocks read while the secret was awaited */
+	uint64_t preload_bytes, preload_ms;
 };
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
@@ -61,18 +65,34 @@ static void reader_fail(struct resume_ctx *rc, struct hib_job *job, int r)
 	pipeline_submit(rc->ep.pipe, job);
 }
 
+/* The read-ahead over the image's pages from logical page @lp. */
+static int reader_readahead(struct resume_ctx *rc, uint64_t lp, struct hib_readahead **ret)
+{
+	int r = hib_readahead_new(rc->t, RESUME_RA_CHUNK_PAGES, RESUME_RA_DEPTH, rc->io_mode, ret);
+
+	if (r == 0)
+		r = hib_readahead_start(*ret, &rc->img.map, lp, rc->img.map.pages - lp);
+	return r;
+}
+
 static void *reader_main(void *arg)
 {
 	struct resume_ctx *rc = arg;
 	const struct hib_header *hdr = rc->img.hdr;
 	struct hib_pipeline *p = rc->ep.pipe;
 	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
-	uint64_t lp = 0, stream_off = 0;
+	struct engine_read_pos pos;
+	uint64_t lp, stream_off;
 	int r;
 
-	r = hib_readahead_new(rc->t, RESUME_RA_CHUNK_PAGES, RESUME_RA_DEPTH, rc->io_mode, &ra);
-	if (r == 0)
-		r = hib_readahead_start(ra, &rc->img.map, 0, rc->img.map.pages);
+	/* First what was read while the secret was awaited, then the disk. */
+	if (engine_preload_drain(rc->pre, p, &pos, &ra) < 0)
+		return NULL;
+	lp = pos.lp;
+	stream_off = pos.stream_off;
+	if (pos.block == hdr->nr_blocks)
+		return NULL;
+	r = ra ? 0 : reader_readahead(rc, lp, &ra);
 	if (r < 0) {
 		struct hib_job *job = pipeline_next_free(p);
 
@@ -84,7 +104,7 @@ static void *reader_main(void *arg)
 	log_debug("reading with %s, %llu KiB ahead",
 		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
 		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10));
-	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
+	for (uint32_t i = pos.block; i < hdr->nr_blocks; i++) {
 		struct hib_job *job = pipeline_next_free(p);
 		uint64_t at = lp;
 
@@ -444,6 +464,20 @@ static int mac_check(struct resume_ctx *rc)
 	return 0;
 }
 
+/* The key, while the image is read ahead (preload.c): what was read stays for
+ * the load when the key opens the image, and is freed otherwise. */
+static int unlock_image(struct resume_ctx *rc, const struct hib_options *o)
+{
+	int r;
+
+	engine_preload_start(rc->t, &rc->img, o, &rc->pre);
+	r = rc->img.hdr->crypt.kdf == HIB_KDF_TPM2 ? unlock_tpm(rc, o) : unlock(rc, o);
+	if (r == 0)
+		r = mac_check(rc);
+	engine_preload_stop(&rc->pre, r == 0, &rc->preload_bytes, &rc->preload_ms);
+	return r;
+}
+
 static int check_kernel(const struct hib_target *t, const struct hib_header *h)
 {
 	struct utsname u;
@@ -628,9 +662,7 @@ static int resume_verify(struct cycle *c)
 			return r;
 	}
 	if (h->flags & HIB_HFLAG_ENCRYPTED) {
-		r = h->crypt.kdf == HIB_KDF_TPM2 ? unlock_tpm(rc, c->o) : unlock(rc, c->o);
-		if (r == 0)
-			r = mac_check(rc);
+		r = unlock_image(rc, c->o);
 		if (r < 0)
 			return r;
 	}
@@ -745,6 +777,8 @@ static int resume_invalidate(struct cycle *c)
 	c->stats.pipeline_bytes = pipeline_memory(rc->ep.pipe);
 	c->stats.blocks = h->nr_blocks;
 	c->stats.snapshot_io_ms = rc->snap_ns / 1000000;
+	c->stats.preload_bytes = rc->preload_bytes;
+	c->stats.preload_ms = rc->preload_ms;
 	return 0;
 }
 
@@ -803,6 +837,7 @@ static void resume_unwind(struct cycle *c, int r)
 	if (c->phase >= RESUME_FOUND && c->phase < RESUME_INVALIDATED && r < 0)
 		discard(c);
 	crypt_key_free(c->rc.key);
+	engine_preload_free(c->rc.pre);
 	engine_pipe_free(&c->rc.ep);
 	image_free(&c->rc.img);
 }

@@ -200,6 +200,21 @@ static void get_kernel_mismatch(const struct hib_config *c, char *b, size_t l)
 	snprintf(b, l, "%s", c->opts.keep_on_kernel_mismatch ? "keep" : "discard");
 }
 
+static int set_resume_preload(struct hib_config *c, const char *v)
+{
+	bool b;
+	int r = parse_bool(v, &b);
+
+	if (r == 0)
+		c->opts.no_preload = !b;
+	return r;
+}
+
+static void get_resume_preload(const struct hib_config *c, char *b, size_t l)
+{
+	snprintf(b, l, "%s", c->opts.no_preload ? "no" : "yes");
+}
+
 static int set_unchecked_fs(struct hib_config *c, const char *v)
 {
 	if (strcmp(v, "refuse") == 0)
@@ -506,6 +521,7 @@ static const struct key keys[] = {
 	{ "auto-swapon", set_auto_swapon, get_auto_swapon, NULL },
 	{ "kernel-mismatch", set_kernel_mismatch, get_kernel_mismatch, NULL },
 	{ "unchecked-filesystems", set_unchecked_fs, get_unchecked_fs, NULL },
+	{ "resume-preload", set_resume_preload, get_resume_preload, NULL },
 	{ "zram", set_zram, get_zram, NULL },
 	{ "encrypt", set_encrypt, get_encrypt, NULL },
 	{ "key-file", set_key_file, get_key_file, NULL },

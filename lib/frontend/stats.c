@@ -44,6 +44,8 @@ static const struct stats_key keys[] = {
 	KEY("load_ms", io_ms, RES),
 	KEY("load_ms", load_ms, RSD),
 	KEY("snapshot_write_ms", snapshot_io_ms, RES),
+	KEY("preload_bytes", preload_bytes, RES),
+	KEY("preload_ms", preload_ms, RES),
 	KEY("load_threads", load_threads, RSD),
 	KEY("pipeline_bytes", pipeline_bytes, HIB | RES),
 	KEY("written_unix", written_unix, RSD),

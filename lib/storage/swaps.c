@@ -249,18 +249,18 @@ static int plan_area(const struct hib_swap_area *a, const char *type, void *ud)
 	return 0;
 }
 
-/* MemAvailable in KiB, or 0 when the file does not say. */
-static uint64_t mem_available_kib(const char *meminfo)
+uint64_t hib_meminfo_kib(const char *meminfo, const char *key)
 {
 	_cleanup_(freep) char *line = NULL;
 	unsigned long long kib = 0;
-	size_t cap = 0;
+	size_t cap = 0, n = strlen(key);
 	FILE *f = fopen(meminfo ? meminfo : "/proc/meminfo", "re");
 
 	if (!f)
 		return 0;
 	while (getline(&line, &cap, f) > 0)
-		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+		if (strncmp(line, key, n) == 0 && line[n] == ':' &&
+		    sscanf(line + n + 1, "%llu kB", &kib) == 1)
 			break;
 	fclose(f);
 	return kib;
@@ -277,7 +277,7 @@ int hib_zram_plan_make(const struct hib_swap_env *env, const struct hib_target *
 		free(p.areas);
 		return r;
 	}
-	p.room_kib += mem_available_kib(env->meminfo);
+	p.room_kib += hib_meminfo_kib(env->meminfo, "MemAvailable");
 	*ret = p;
 	return 0;
 }

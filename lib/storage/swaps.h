@@ -59,6 +59,11 @@ struct hib_zram_plan {
 	int target_prio;
 };
 
+/* The figure of @key ("MemAvailable", "MemTotal") in the meminfo file
+ * @meminfo (NULL: /proc/meminfo; a test's: hib_swap_env's), in KiB; 0 when
+ * the file does not say. */
+uint64_t hib_meminfo_kib(const char *meminfo, const char *key);
+
 /* Read /proc/swaps and /proc/meminfo of @env into a plan for @t (NULL: no
  * target known, nothing excluded). -errno when the swap table cannot be read. */
 int hib_zram_plan_make(const struct hib_swap_env *env, const struct hib_target *t,

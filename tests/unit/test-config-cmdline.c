@@ -641,6 +641,7 @@ static void config_get_unset_keys(void **state)
 		{ "hook-timeout", "30" },
 		{ "restore-working-set", "yes" },
 		{ "restore-limit", "30" },
+		{ "resume-preload", "yes" },
 	};
 	struct load_result res;
 
@@ -677,6 +678,26 @@ static void config_restore_keys(void **state)
 		assert_int_equal(res.line, 1);
 		hib_config_free(&res.c);
 	}
+}
+
+/* resume-preload: on by default, off in the options when the file says no. */
+static void config_resume_preload(void **state)
+{
+	struct load_result res;
+
+	(void)state;
+	load("# nothing\n", &res);
+	assert_false(res.c.opts.no_preload);
+	hib_config_free(&res.c);
+	load("resume-preload = no\n", &res);
+	assert_int_equal(res.r, 0);
+	assert_true(res.c.opts.no_preload);
+	assert_get(&res.c, "resume-preload", "no");
+	hib_config_free(&res.c);
+	load("resume-preload = later\n", &res);
+	assert_true(res.r < 0);
+	assert_int_equal(res.line, 1);
+	hib_config_free(&res.c);
 }
 
 /* What get prints is what the file would say: set back, it gives the same value. */
@@ -853,6 +874,7 @@ int main(void)
 		CONF(config_get_unquotes_like_the_program),
 		CONF(config_get_unset_keys),
 		CONF(config_restore_keys),
+		CONF(config_resume_preload),
 		CONF(config_get_round_trips),
 		NAMED(config_get_unknown_key),
 		NAMED(config_get_never_cuts),

@@ -178,6 +178,8 @@ static struct hib_stats distinct_stats(void)
 		.load_threads = 113,
 		.written_unix = 1700000000,
 		.loaded_unix = 1700000123,
+		.preload_bytes = 114,
+		.preload_ms = 115,
 	};
 	return st;
 }
@@ -227,7 +229,8 @@ static void line_prints_each_keys_field(void **state)
 	hib_stats_format(HIB_STATS_RESUME, &st, line, sizeof(line));
 	assert_string_equal(line, "STATS side=resume stream_bytes=101 stored_bytes=102 "
 				  "extents=103 blocks=108 threads=104 load_ms=106 "
-				  "snapshot_write_ms=109 pipeline_bytes=107");
+				  "snapshot_write_ms=109 preload_bytes=114 preload_ms=115 "
+				  "pipeline_bytes=107");
 	hib_stats_format(HIB_STATS_RESUMED, &st, line, sizeof(line));
 	assert_string_equal(line, "STATS side=resumed stream_bytes=101 data_bytes=102 "
 				  "threads=104 snapshot_ms=105 write_ms=106 load_ms=112 "

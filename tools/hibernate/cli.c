@@ -236,6 +236,8 @@ static const struct {
 			     "from the file the initramfs carries" },
 	{ "unchecked-filesystems", "what resume does with a filesystem it cannot check: "
 				   "resume reads it from the file the initramfs carries" },
+	{ "resume-preload", "whether resume reads an encrypted image while its secret is "
+			    "awaited: resume reads it from the file the initramfs carries" },
 	{ "zram", "what a cycle does with zram swap beside the target: the system's setup, "
 		  "not one run's" },
 	{ "restore-working-set", "what happens after resume, in the background: the system's "
