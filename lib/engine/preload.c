@@ -11,6 +11,10 @@
 /* The same read-ahead as the load's (resume.c), which takes it over. */
 #define PRELOAD_RA_CHUNK_PAGES 256u
 #define PRELOAD_RA_DEPTH 8u
+/* The one line a resume says about it, shown at the default loglevel like
+ * the cycle's other lines ("hibernating to ..."). */
+#define log_progress(...) hib_log(HIB_LOG_PROGRESS, __VA_ARGS__)
+
 /* MemAvailable read again after this much more is held. */
 #define PRELOAD_RECHECK (16ull << 20)
 
@@ -151,11 +155,11 @@ static bool enough_memory(struct engine_preload *p, const struct hib_options *o)
 	p->floor = engine_preload_floor(o, h, total);
 	if (total && room_for(p, codec_record_bound(h->block_raw_bytes)))
 		return true;
-	log_info("not reading the image ahead while waiting for the %s: no memory to spare "
-		 "(%llu MiB available, %llu MiB kept for the image's pages, the load's buffers "
-		 "and a reserve)",
-		 p->waiting_for, (unsigned long long)(p->avail >> 20),
-		 (unsigned long long)(p->floor >> 20));
+	log_progress("not reading the image ahead while waiting for the %s: no memory to spare "
+		     "(%llu MiB available, %llu MiB kept for the image's pages, the load's buffers "
+		     "and a reserve)",
+		     p->waiting_for, (unsigned long long)(p->avail >> 20),
+		     (unsigned long long)(p->floor >> 20));
 	return false;
 }
 
@@ -200,22 +204,22 @@ void engine_preload_start(struct hib_target *t, const struct image *img,
 
 	*ret = NULL;
 	if (o->no_preload) {
-		log_info("not reading the image ahead while waiting for the %s: disabled "
-			 "(resume-preload = no)",
-			 waiting_for(img->hdr));
+		log_progress("not reading the image ahead while waiting for the %s: disabled "
+			     "(resume-preload = no)",
+			     waiting_for(img->hdr));
 		return;
 	}
 	r = preload_new(t, img, o, &p);
 	if (r < 0)
-		log_info("not reading the image ahead while waiting for the %s: %s",
-			 waiting_for(img->hdr), strerror(-r));
+		log_progress("not reading the image ahead while waiting for the %s: %s",
+			     waiting_for(img->hdr), strerror(-r));
 	if (!p)
 		return;
 	p->t0 = hib_now_ms();
 	r = -pthread_create(&p->thread, NULL, preload_main, p);
 	if (r < 0) {
-		log_info("not reading the image ahead while waiting for the %s: no thread: %s",
-			 p->waiting_for, strerror(-r));
+		log_progress("not reading the image ahead while waiting for the %s: no thread: %s",
+			     p->waiting_for, strerror(-r));
 		engine_preload_free(p);
 		return;
 	}
@@ -236,14 +240,15 @@ void engine_preload_stop(struct engine_preload **pp, bool keep, uint64_t *ret_by
 	pthread_join(p->thread, NULL);
 	p->running = false;
 	if (p->err)
-		log_info("stopped reading the image ahead at block %u: %s; the load reads it "
-			 "from the disk",
-			 p->pos.block, strerror(-p->err));
+		log_progress("stopped reading the image ahead at block %u: %s; the load reads it "
+			     "from the disk",
+			     p->pos.block, strerror(-p->err));
 	else
-		log_info("read %.1f MiB of %.1f ahead while waiting for the %s (%llu ms)%s%s",
-			 (double)p->held / (1 << 20), (double)total / (1 << 20), p->waiting_for,
-			 (unsigned long long)p->ms, p->full ? "; no memory to spare for more" : "",
-			 keep ? "" : "; dropped: the image is not resumed");
+		log_progress("read %.1f MiB of %.1f ahead while waiting for the %s (%llu ms)%s%s",
+			     (double)p->held / (1 << 20), (double)total / (1 << 20), p->waiting_for,
+			     (unsigned long long)p->ms,
+			     p->full ? "; no memory to spare for more" : "",
+			     keep ? "" : "; dropped: the image is not resumed");
 	if (p->err || !keep) {
 		engine_preload_free(p);
 		*pp = NULL;
