@@ -79,9 +79,11 @@ deb: deps
 
 # The kernel's own hibernation and hibernate side by side in the VM
 # (bench/README.md): the full matrix writes docs/benchmarks.md; bench-quick
-# is one run each of kernel 6.12 LZO, lz4 and hibernate at 150 MB/s (<10 min).
-# Knobs: BENCH_RUNS BENCH_KERNELS BENCH_SPEEDS BENCH_CONFIGS BENCH_WORKLOADS.
-# Both end with the line "BENCH hibernate_ratio=... resume_ratio=... size_ratio=...".
+# is one run each of kernel 6.12 LZO, lz4 and hibernate at 150 MB/s, and of
+# the encrypted workload's kernel-luks, ours-enc and ours-enc-preload.
+# Knobs: BENCH_RUNS BENCH_KERNELS BENCH_SPEEDS BENCH_CONFIGS BENCH_WORKLOADS
+# BENCH_ENC_CONFIGS BENCH_TYPE_DELAY.  Both end with the line
+# "BENCH hibernate_ratio=... resume_ratio=... size_ratio=... responsive_ratio=... encrypted_ratio=...".
 bench: deps
 	$(MAKE) static
 	bench/vm/run
