@@ -171,6 +171,19 @@ enc_conf() {
 	echo $conf
 }
 
+# aes_setup: the encrypted workload on a CPU with AES-NI (bench/vm/run
+# BENCH_CPU=max): its driver for dm-crypt, as a distribution kernel loads
+# it.  Says which AES the kernel's xts(aes) would use.
+aes_setup() {
+	[ "$wl" = encrypted ] || return 0
+	if grep -qw aes /proc/cpuinfo && [ -s /etc/hibtest/modules.benchaesni ]; then
+		load_modules benchaesni
+		say cpu_aes 1
+	else
+		say cpu_aes 0
+	fi
+}
+
 # luks_dm: the open LUKS mapping's dm-N (no udev here: found by its name
 # in sysfs; devtmpfs made /dev/dm-N).  Sets luks_dm, luks_devno.
 luks_dm() {
@@ -223,6 +236,7 @@ luks_unlock() {
 
 case $1 in
 1)
+	aes_setup
 	swap_setup
 	if [ "$wl" = comeback ]; then comeback_workload; else workload; fi
 	[ "$side" = kernel ] && echo shutdown >/sys/power/disk
@@ -274,6 +288,7 @@ case $1 in
 	fi
 	;;
 2)
+	aes_setup
 	devno=$(cat /sys/class/block/vda1/dev)
 	echo 7 >/proc/sys/kernel/printk
 	# The start of the resume step in this kernel's clock, beside its lines.
