@@ -45,13 +45,25 @@ struct engine_preload {
 	uint64_t t0, ms;
 };
 
+/* Argon2id's memory for the secret being awaited, which it takes meanwhile
+ * (the header's figures; bounded by crypt.c when it opens the image). */
+static uint64_t kdf_bytes(const struct hib_header *h)
+{
+	if (h->crypt.kdf == HIB_KDF_ARGON2ID)
+		return h->crypt.memlimit;
+	if (h->crypt.kdf == HIB_KDF_TPM2 && (h->tpm.flags & HIB_TPM_FALLBACK))
+		return h->tpm.fb_memlimit;
+	return 0;
+}
+
 uint64_t engine_preload_floor(const struct hib_options *o, const struct hib_header *h,
 			      uint64_t mem_total)
 {
 	size_t in = codec_record_bound(h->block_raw_bytes);
 	uint64_t reserve = MAX(mem_total / 100 * 6, HIB_PRELOAD_RESERVE_MIN);
 
-	return h->stream_bytes + engine_pipe_bytes(o, in, h->block_raw_bytes) + reserve;
+	return h->stream_bytes + engine_pipe_bytes(o, in, h->block_raw_bytes) +
+	       MIN(kdf_bytes(h), mem_total) + reserve;
 }
 
 /* What the prompt is waiting for, as the log line says it. */

@@ -7,7 +7,8 @@
  * framing, its seal flag, its checksum over header and ciphertext).
  *
  * Bounded: MemAvailable never goes below what the load still needs (the
- * kernel's pages for the whole stream, the pipeline's buffers) plus a reserve;
+ * kernel's pages for the whole stream, the pipeline's buffers), what the KDF
+ * takes meanwhile (Argon2id's memory) plus a reserve;
  * what does not fit is read after, by the load's reader.  A refused image, a
  * wrong secret, a failed read: the records are freed and the cycle goes on as
  * without them (the load reads from the disk and meets what it meets).
@@ -65,7 +66,8 @@ int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 void engine_preload_free(struct engine_preload *p);
 
 /* What must stay free while reading ahead for @h: the stream's pages, the
- * pipeline's buffers under @o, and the reserve out of @mem_total bytes. */
+ * pipeline's buffers under @o, Argon2id's memory for the secret awaited (the
+ * KDF runs while the image is read), and the reserve out of @mem_total bytes. */
 uint64_t engine_preload_floor(const struct hib_options *o, const struct hib_header *h,
 			      uint64_t mem_total);
 

@@ -312,6 +312,8 @@ static void bound_smaller_than_the_image(void **state)
 	hib_options_init(&o);
 	o.threads = THREADS;
 	h.stream_bytes = f->stream_bytes;
+	h.crypt.kdf = HIB_KDF_ARGON2ID; /* Argon2id's memory stays free too */
+	h.crypt.memlimit = 8ull << 20;
 	assert_true(f->stream_bytes > 8 * BLOCK_BYTES);
 	set_meminfo(f, total, engine_preload_floor(&o, &h, total) + bound * 3 / 2);
 	assert_int_equal(resume(f, &a, false, &st, &complete), HIB_RESUME_RESTORED);

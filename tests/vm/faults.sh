@@ -354,6 +354,21 @@ enc_resumed() {
 		fail "boot $n: the header page (key material) of the resumed image is not zeros: $(need "$n" header_wiped) (log: $log)"
 }
 
+# enc_preloaded N: boot N's resume read part of the image while the
+# passphrase was typed (resume-preload's default): its line says N MiB > 0.
+# Sets ENC_PRELOAD to the line.
+enc_preloaded() {
+	local log line mib
+	log=$(boot_log "$1")
+	line=$(grep -a -o -E 'read [0-9.]+ MiB of [0-9.]+ ahead while waiting for the passphrase \([0-9]+ ms\)' "$log" | head -n1)
+	[[ -n $line ]] || fail "boot $1: no line of the read-ahead while the passphrase was typed (log: $log)"
+	mib=${line#read }
+	mib=${mib%% MiB*}
+	awk -v n="$mib" 'BEGIN { exit !(n > 0) }' ||
+		fail "boot $1 read nothing ahead while the passphrase was typed: '$line' (log: $log)"
+	ENC_PRELOAD=$line
+}
+
 # enc_says N TEXT: boot N's hibernate said TEXT (how the image is sealed).
 enc_says() {
 	grep -aqF "$2" "$(boot_log "$1")" ||
@@ -370,6 +385,7 @@ encrypted_run() {
 	enc_no_plaintext 1
 	enc_boot 2 "$ENC_PASS"
 	enc_resumed 2
+	enc_preloaded 2
 	fault_count "encrypted image, passphrase typed on the console" 1 1 0 0 0
 	fault_check_hibernated 2
 	enc_says 2 "hibernating to /dev/vda1 (lz4, encrypted with the key file)"
@@ -396,6 +412,8 @@ encrypted_run() {
 		fail "boot 4: the image was not discarded: signature '$(need 4 signature)', status '$(need 4 status_image)', swapon $(need 4 swapon) (log: $log)"
 	[[ $(need 4 header_wiped) == yes ]] ||
 		fail "boot 4: the discarded image's header page is not zeros: $(need 4 header_wiped) (log: $log)"
+	grep -aqE 'ahead while waiting for the passphrase \([0-9]+ ms\).*; dropped: the image is not resumed' "$log" ||
+		fail "boot 4: the read-ahead of the refused image does not say it was dropped (log: $log)"
 	fault_count "encrypted image, wrong passphrase 3 times" 1 0 0 1 0
 
 	# The control: boot 4's plain image shows its workload to the same search.
@@ -406,7 +424,7 @@ encrypted_run() {
 	{ read -r c1; read -r c2; } < <(disk_grep_p1 "$(need 4 token)" "$(need 4 marker)")
 	((c1 + c2 > 0)) ||
 		fail "control: neither the token nor the marker is found in a plain image: the plaintext check would prove nothing"
-	SCENARIO_PASS_NOTE="2 encrypted resumes (passphrase on the console, key file), 1 refused after 3 wrong passphrases; no plaintext on disk in $ENC_GREPS images (control: token $c1 and marker $c2 times in a plain one)"
+	SCENARIO_PASS_NOTE="2 encrypted resumes (passphrase on the console, key file; $ENC_PRELOAD), 1 refused after 3 wrong passphrases; no plaintext on disk in $ENC_GREPS images (control: token $c1 and marker $c2 times in a plain one)"
 	fault_pass_note
 }
 

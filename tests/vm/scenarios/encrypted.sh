@@ -3,11 +3,14 @@
 #   boot 1: workload + a text marker, `hibernate --encrypt`, the passphrase
 #           typed twice on the console (the host finds no plaintext on disk)
 #   boot 2: `hibernate resume`, passphrase typed: boot 1's world again; its
-#           header page must be zeros now; it hibernates with --key-file
+#           header page must be zeros now (the host checks the resume read
+#           part of the image while the passphrase was typed: resume-preload,
+#           its line with N MiB > 0); it hibernates with --key-file
 #   boot 3: `hibernate resume --key-file`: again; header zeros; then
 #           `hibernate --encrypt` with the passphrase once more
 #   boot 4: `hibernate resume`, three wrong passphrases: refused, the image
-#           discarded, the boot goes on with the swap area usable.  Then the
+#           discarded (what was read ahead dropped), the boot goes on with
+#           the swap area usable.  Then the
 #           control: a new workload, a plain `hibernate`, whose image shows
 #           the workload in clear to the same search on the host
 # shellcheck source=../guest/guest.sh
