@@ -43,6 +43,7 @@ struct engine_preload {
 	bool full; /* stopped for want of memory */
 	int err;   /* stopped by a failed read or check */
 	uint64_t t0, ms;
+	uint64_t copy_ns, release_ns; /* the drain's: copying into jobs, unmapping */
 };
 
 /* Argon2id's memory for the secret being awaited, which it takes meanwhile
@@ -281,12 +282,18 @@ int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 		struct preload_rec *rec = &p->recs[p->drained];
 		struct hib_job *job = pipeline_next_free(pipe);
 
+		uint64_t t;
+
 		if (!job)
 			return -ECANCELED;
+		t = hib_now_ns();
 		memcpy(job->in, rec->buf, rec->len);
 		job->in_len = rec->len;
 		job->user = ((const struct hib_block_hdr *)rec->buf)->stream_offset;
+		p->copy_ns += hib_now_ns() - t;
+		t = hib_now_ns();
 		munmap(rec->buf, rec->len);
+		p->release_ns += hib_now_ns() - t;
 		p->held -= rec->len;
 		*rec = (struct preload_rec){ 0 };
 		pipeline_submit(pipe, job);
@@ -294,6 +301,13 @@ int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 	*pos = p->pos;
 	*ra = TAKE_PTR(p->ra);
 	return 0;
+}
+
+void engine_preload_drain_times(const struct engine_preload *p, uint64_t *ret_copy_ms,
+				uint64_t *ret_release_ms)
+{
+	*ret_copy_ms = p ? p->copy_ns / 1000000 : 0;
+	*ret_release_ms = p ? p->release_ns / 1000000 : 0;
 }
 
 void engine_preload_free(struct engine_preload *p)

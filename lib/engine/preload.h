@@ -62,6 +62,10 @@ void engine_preload_stop(struct engine_preload **p, bool keep, uint64_t *ret_byt
  */
 int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 			 struct engine_read_pos *pos, struct hib_readahead **ra);
+/* How long the drain spent copying the records into jobs, and giving their
+ * memory back (ms); 0 for NULL. */
+void engine_preload_drain_times(const struct engine_preload *p, uint64_t *ret_copy_ms,
+				uint64_t *ret_release_ms);
 /* NULL is fine. */
 void engine_preload_free(struct engine_preload *p);
 

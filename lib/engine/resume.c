@@ -40,6 +40,8 @@ struct resume_ctx {
 	enum hib_io_mode io_mode;   /* the options', for the reader */
 	struct engine_preload *pre; /* blocks read while the secret was awaited */
 	uint64_t preload_bytes, preload_ms;
+	/* Where the time after the secret goes (ns), for the log line. */
+	uint64_t kdf_ns, stop_ns, first_ns, wait_ns;
 };
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
@@ -170,8 +172,11 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 
 	hib_xxh3_reset(&st, hdr->image_id);
 	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
+		uint64_t t_wait = hib_now_ns();
 		struct hib_job *job = pipeline_next_done(p);
 		const uint8_t *buf;
+
+		rc->wait_ns += hib_now_ns() - t_wait;
 
 		if (!job)
 			return -ECANCELED;
@@ -198,6 +203,8 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 		uint64_t t_write = hib_now_ns();
 		r = feed_block(snap, buf, job->out_len, fed, hdr->stream_bytes);
 		rc->snap_ns += hib_now_ns() - t_write;
+		if (i == 0)
+			rc->first_ns = hib_now_ns() - rc->first_ns;
 		if (r < 0)
 			return r;
 		fed += job->out_len;
@@ -417,7 +424,9 @@ static int unlock(struct resume_ctx *rc, const struct hib_options *o)
 				       "booting without the image",
 				       hib_target_path(rc->t), what,
 				       keyfile ? "passphrase" : "key file");
+		rc->kdf_ns = hib_now_ns();
 		r = crypt_open(&s, rc->img.hdr, &rc->key);
+		rc->kdf_ns = hib_now_ns() - rc->kdf_ns;
 		/* Opened or not, this secret is done with (see forget_key). */
 		forget_secret(o);
 		if (r == -EACCES) {
@@ -474,7 +483,9 @@ static int unlock_image(struct resume_ctx *rc, const struct hib_options *o)
 	r = rc->img.hdr->crypt.kdf == HIB_KDF_TPM2 ? unlock_tpm(rc, o) : unlock(rc, o);
 	if (r == 0)
 		r = mac_check(rc);
+	rc->stop_ns = hib_now_ns();
 	engine_preload_stop(&rc->pre, r == 0, &rc->preload_bytes, &rc->preload_ms);
+	rc->stop_ns = hib_now_ns() - rc->stop_ns;
 	return r;
 }
 
@@ -728,6 +739,7 @@ static int resume_load(struct cycle *c)
 	 * refused image from a failed load by it), and the bar shows at once. */
 	if (c->o->progress)
 		c->o->progress("load", 0, h->stream_bytes, c->o->progress_userdata);
+	rc->first_ns = hib_now_ns();
 	r = -pthread_create(&reader, NULL, reader_main, rc);
 	if (r < 0) {
 		pipeline_stop(rc->ep.pipe);
@@ -782,6 +794,25 @@ static int resume_invalidate(struct cycle *c)
 	return 0;
 }
 
+/* Where the time after the secret went: the KDF, stopping the read-ahead, the
+ * load's first block into the kernel (its header write preallocates the
+ * image's pages), the feeder's wait for decoded blocks, and the read-ahead's
+ * records copied into the pipeline and given back. */
+static void log_load_times(const struct resume_ctx *rc)
+{
+	uint64_t copy_ms, release_ms;
+
+	engine_preload_drain_times(rc->pre, &copy_ms, &release_ms);
+	log_info("after the secret: key derived in %llu ms, read-ahead stopped in %llu ms; load: "
+		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms, "
+		 "read-ahead copied in %llu ms and given back in %llu ms",
+		 (unsigned long long)(rc->kdf_ns / 1000000),
+		 (unsigned long long)(rc->stop_ns / 1000000),
+		 (unsigned long long)(rc->first_ns / 1000000),
+		 (unsigned long long)(rc->wait_ns / 1000000), (unsigned long long)copy_ms,
+		 (unsigned long long)release_ms);
+}
+
 /* Freeze and hand the image to the kernel, which does not come back. */
 static int resume_restore(struct cycle *c)
 {
@@ -792,6 +823,7 @@ static int resume_restore(struct cycle *c)
 	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms); restoring",
 		 (unsigned long long)(hib_now_ms() - c->t0),
 		 (unsigned long long)(c->rc.snap_ns / 1000000));
+	log_load_times(&c->rc);
 	if (c->o->stats)
 		c->o->stats(HIB_STATS_RESUME, &c->stats, c->o->stats_userdata);
 	if (c->o->before_restore)
