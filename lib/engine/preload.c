@@ -17,9 +17,13 @@
 
 /* MemAvailable read again after this much more is held. */
 #define PRELOAD_RECHECK (16ull << 20)
+/* The drain gives the records' memory back in pieces of this size (an
+ * eighth of a smaller area): each munmap() interrupts every other CPU running
+ * the process to flush its TLB and waits for them, and a virtual CPU may not
+ * be running on its host -- one munmap() per record made the load slower. */
+#define PRELOAD_RELEASE (16ull << 20)
 
-/* One block's record, mapped on its own so that it goes back to the kernel
- * as soon as the load has copied it. */
+/* One block's record, in the area after the one before it. */
 struct preload_rec {
 	uint8_t *buf;
 	size_t len; /* its pages on disk */
@@ -37,8 +41,12 @@ struct engine_preload {
 	struct hib_readahead *ra;
 	struct engine_read_pos pos; /* the next block to read */
 	struct preload_rec *recs;   /* blocks below pos.block */
-	uint32_t drained;           /* blocks below it are the load's */
-	uint64_t held;              /* bytes of records held */
+	/* One anonymous mapping for all the records, filled in order: its pages
+	 * are taken as they are read, given back from the start as drained. */
+	uint8_t *area;
+	size_t area_len, used, released;
+	uint32_t drained; /* blocks below it are the load's */
+	uint64_t held;    /* bytes of records held */
 	uint64_t floor, avail, held_at_read;
 	bool full; /* stopped for want of memory */
 	int err;   /* stopped by a failed read or check */
@@ -105,7 +113,7 @@ static int check_record(const uint8_t *rec, uint64_t image_id)
 	return 0;
 }
 
-/* The next block into a mapping of its own: 0, 1 when it does not fit, -errno. */
+/* The next block into the area after the last: 0, 1 when it does not fit, -errno. */
 static int preload_block(struct engine_preload *p)
 {
 	const struct hib_header *h = p->img->hdr;
@@ -115,24 +123,20 @@ static int preload_block(struct engine_preload *p)
 	uint8_t *rec;
 	int r;
 
-	if (!room_for(p, bound))
+	if (!room_for(p, bound) || p->area_len - p->used < bound)
 		return 1;
-	rec = mmap(NULL, bound, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (rec == MAP_FAILED)
-		return 1;
+	rec = p->area + p->used;
 	r = engine_read_block(p->ra, p->img->map.pages, h->block_raw_bytes, pos->block,
 			      pos->stream_off, &pos->lp, rec);
 	if (r == 0)
 		r = check_record(rec, h->image_id);
 	if (r < 0) {
-		munmap(rec, bound);
 		pos->lp = at;
 		return r;
 	}
 	len = (size_t)(pos->lp - at) * HIB_PAGE_SIZE;
-	if (len < bound)
-		munmap(rec + len, bound - len);
 	p->recs[pos->block] = (struct preload_rec){ .buf = rec, .len = len };
+	p->used += len;
 	p->held += len;
 	pos->stream_off += ((const struct hib_block_hdr *)rec)->raw_bytes;
 	pos->block++;
@@ -176,6 +180,40 @@ static bool enough_memory(struct engine_preload *p, const struct hib_options *o)
 	return false;
 }
 
+/* The records' area: the image's pages and one record's bound, reserved,
+ * not taken (pages are taken as the reads fill them); less address space
+ * where that much is not there (32 bits), down to a few records. */
+static bool area_new(struct engine_preload *p)
+{
+	size_t bound = codec_record_bound(p->img->hdr->block_raw_bytes);
+	uint64_t want = p->img->map.pages * HIB_PAGE_SIZE + bound;
+	size_t len = want > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)want;
+
+	for (; len >= 4 * bound; len = len / 2 / HIB_PAGE_SIZE * HIB_PAGE_SIZE) {
+		void *a = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (a != MAP_FAILED) {
+			p->area = a;
+			p->area_len = len;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Give back the area from its start up to @end, once a piece is worth a
+ * munmap() (@all: whatever is left below @end). */
+static void area_release(struct engine_preload *p, size_t end, bool all)
+{
+	size_t piece = MIN((size_t)PRELOAD_RELEASE, p->area_len / 8);
+
+	if (end <= p->released || (!all && end - p->released < piece))
+		return;
+	munmap(p->area + p->released, end - p->released);
+	p->released = end;
+}
+
 static void preload_freep(struct engine_preload **p)
 {
 	engine_preload_free(*p);
@@ -198,7 +236,7 @@ static int preload_new(struct hib_target *t, const struct image *img, const stru
 	if (!enough_memory(p, o))
 		return 0;
 	p->recs = calloc(img->hdr->nr_blocks ? img->hdr->nr_blocks : 1, sizeof(*p->recs));
-	if (!p->recs)
+	if (!p->recs || !area_new(p))
 		return -ENOMEM;
 	r = hib_readahead_new(t, PRELOAD_RA_CHUNK_PAGES, PRELOAD_RA_DEPTH, o->io_mode, &p->ra);
 	if (r == 0)
@@ -291,13 +329,14 @@ int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 		job->in_len = rec->len;
 		job->user = ((const struct hib_block_hdr *)rec->buf)->stream_offset;
 		p->copy_ns += hib_now_ns() - t;
-		t = hib_now_ns();
-		munmap(rec->buf, rec->len);
-		p->release_ns += hib_now_ns() - t;
 		p->held -= rec->len;
+		t = hib_now_ns();
+		area_release(p, (size_t)(rec->buf + rec->len - p->area), false);
+		p->release_ns += hib_now_ns() - t;
 		*rec = (struct preload_rec){ 0 };
 		pipeline_submit(pipe, job);
 	}
+	area_release(p, p->used, true);
 	*pos = p->pos;
 	*ra = TAKE_PTR(p->ra);
 	return 0;
@@ -318,8 +357,8 @@ void engine_preload_free(struct engine_preload *p)
 		atomic_store(&p->stop, true);
 		pthread_join(p->thread, NULL);
 	}
-	for (uint32_t i = p->drained; p->recs && i < p->pos.block; i++)
-		munmap(p->recs[i].buf, p->recs[i].len);
+	if (p->area && p->released < p->area_len)
+		munmap(p->area + p->released, p->area_len - p->released);
 	free(p->recs);
 	hib_readahead_free(p->ra);
 	free(p);

@@ -55,8 +55,8 @@ void engine_preload_start(struct hib_target *t, const struct image *img,
 void engine_preload_stop(struct engine_preload **p, bool keep, uint64_t *ret_bytes,
 			 uint64_t *ret_ms);
 /*
- * The load's reader: every record in memory to @pipe in order, each unmapped
- * once copied into its job; *@pos where the disk takes over, and *@ra the
+ * The load's reader: every record in memory to @pipe in order, copied into
+ * its job, their memory given back in pieces of 16 MiB as it goes; *@pos where the disk takes over, and *@ra the
  * read-ahead already running there (NULL: the reader makes its own).
  * -ECANCELED when the pipeline was aborted. @p NULL: *@pos is the start.
  */

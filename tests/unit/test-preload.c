@@ -10,7 +10,10 @@
  *  - a wrong passphrase three times: the same outcome as without the
  *    read-ahead, the swap area given back, nothing leaked (ASan, valgrind);
  *  - resume-preload = no, no memory to spare, a plain image: nothing read
- *    ahead, the log says why (or says nothing: a plain image awaits nothing).
+ *    ahead, the log says why (or says nothing: a plain image awaits nothing);
+ *  - the records' memory given back in a few munmap() calls, not one per
+ *    block: each interrupts the other CPUs running the process (munmap is
+ *    this test's own, counting, below).
  * The memory figures come from a meminfo file of the test's (hib_swap_env).
  */
 #include <dirent.h>
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +61,15 @@ struct asker {
 };
 
 static char logged[16384];
+
+/* Every munmap() of the process, counted: the library's calls come here. */
+static int munmap_calls;
+
+int munmap(void *addr, size_t len)
+{
+	__atomic_add_fetch(&munmap_calls, 1, __ATOMIC_RELAXED);
+	return (int)syscall(SYS_munmap, addr, len);
+}
 
 static void keep_log(enum hib_loglevel l, const char *m, void *u)
 {
@@ -366,6 +379,35 @@ static void wrong_passphrase_ends_as_without(void **state)
 	}
 }
 
+/* A whole image read ahead costs the load a handful of munmap() calls more
+ * than none read ahead: its records are given back in pieces (an eighth of
+ * this small image each), not block by block. */
+static void records_given_back_in_pieces(void **state)
+{
+	struct fx *f = *state;
+	int calls[2];
+
+	for (int off = 0; off <= 1; off++) {
+		struct asker a = { .answers = { PASSPHRASE }, .n = 1 };
+		struct hib_stats st = { 0 };
+		bool complete = false;
+		int before;
+
+		hibernate(f, true);
+		before = __atomic_load_n(&munmap_calls, __ATOMIC_RELAXED);
+		assert_int_equal(resume(f, &a, off, &st, &complete), HIB_RESUME_RESTORED);
+		assert_true(complete);
+		calls[off] = __atomic_load_n(&munmap_calls, __ATOMIC_RELAXED) - before;
+		if (!off) {
+			assert_null(strstr(logged, "reading with")); /* all read ahead */
+			assert_true(st.blocks >= 24);
+		}
+	}
+	if (getenv("HIB_TEST_VERBOSE"))
+		fprintf(stderr, "munmap() calls: %d read ahead, %d not\n", calls[0], calls[1]);
+	assert_true(calls[0] - calls[1] <= 10);
+}
+
 static void plain_image_awaits_nothing(void **state)
 {
 	struct fx *f = *state;
@@ -390,6 +432,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bound_smaller_than_the_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_memory_reads_nothing_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(wrong_passphrase_ends_as_without, setup, teardown),
+		cmocka_unit_test_setup_teardown(records_given_back_in_pieces, setup, teardown),
 		cmocka_unit_test_setup_teardown(plain_image_awaits_nothing, setup, teardown),
 	};
 
