@@ -188,8 +188,9 @@ static bool area_new(struct engine_preload *p)
 	size_t bound = codec_record_bound(p->img->hdr->block_raw_bytes);
 	uint64_t want = p->img->map.pages * HIB_PAGE_SIZE + bound;
 	size_t len = want > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)want;
+	size_t least = MIN(len, 4 * bound);
 
-	for (; len >= 4 * bound; len = len / 2 / HIB_PAGE_SIZE * HIB_PAGE_SIZE) {
+	for (; len >= least; len = len / 2 / HIB_PAGE_SIZE * HIB_PAGE_SIZE) {
 		void *a = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
