@@ -15,6 +15,10 @@
 
 #define HIB_DEFAULT_BLOCK_BYTES (256u * 1024u)
 
+/* A resume's job (hib_job.flags) whose record's checksum the read-ahead
+ * already checked over the bytes in job->in: the worker does not again. */
+#define ENGINE_JOB_SUM_CHECKED 1u
+
 /* Worker contexts and the pipeline, all allocated before anything is frozen. */
 struct engine_pipe {
 	struct hib_pipeline *pipe;

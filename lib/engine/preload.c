@@ -329,6 +329,7 @@ int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 		memcpy(job->in, rec->buf, rec->len);
 		job->in_len = rec->len;
 		job->user = ((const struct hib_block_hdr *)rec->buf)->stream_offset;
+		job->flags = ENGINE_JOB_SUM_CHECKED; /* check_record did */
 		p->copy_ns += hib_now_ns() - t;
 		p->held -= rec->len;
 		t = hib_now_ns();

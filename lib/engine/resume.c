@@ -47,7 +47,9 @@ struct resume_ctx {
 static int decode_work(struct hib_job *job, void *worker_ctx)
 {
 	const struct hib_block_hdr *h = job->in;
-	int r = codec_decode(worker_ctx, job->in, job->out);
+	int r = job->flags & ENGINE_JOB_SUM_CHECKED
+			? codec_decode_checked(worker_ctx, job->in, job->out)
+			: codec_decode(worker_ctx, job->in, job->out);
 
 	if (r < 0)
 		return r;

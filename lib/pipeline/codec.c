@@ -255,11 +255,18 @@ void codec_seal(struct hib_codec_ctx *c, void *rec)
 int codec_decode(struct hib_codec_ctx *c, void *rec, void *out)
 {
 	struct hib_block_hdr *h = rec;
+
+	if (h->stored_xxh3 != hib_block_stored_xxh3(h, (uint8_t *)rec + sizeof(*h), c->seed))
+		return -EBADMSG;
+	return codec_decode_checked(c, rec, out);
+}
+
+int codec_decode_checked(struct hib_codec_ctx *c, void *rec, void *out)
+{
+	struct hib_block_hdr *h = rec;
 	uint8_t *payload = (uint8_t *)rec + sizeof(*h);
 	uint32_t n = h->stored_bytes;
 
-	if (h->stored_xxh3 != hib_block_stored_xxh3(h, payload, c->seed))
-		return -EBADMSG;
 	/* Sealed if and only if the image is: a stripped seal is tampering too. */
 	if (!!(h->flags & HIB_BFLAG_SEALED) != !!c->key)
 		return HIB_ERR_AUTH;

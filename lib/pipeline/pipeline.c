@@ -144,6 +144,7 @@ struct hib_job *pipeline_next_free(struct hib_pipeline *p)
 	job->in_len = job->out_len = 0;
 	job->err = 0;
 	job->user = 0;
+	job->flags = 0;
 	pthread_mutex_unlock(&p->mu);
 	return job;
 }

@@ -34,7 +34,8 @@ struct hib_job {
 	size_t in_len;
 	void *out;
 	size_t out_len;
-	uint64_t user; /* free for the producer (e.g. stream offset) */
+	uint64_t user;  /* free for the producer (e.g. stream offset) */
+	uint32_t flags; /* free for the producer; 0 from pipeline_next_free */
 	int err;
 	int state; /* private */
 };

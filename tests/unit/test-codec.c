@@ -522,6 +522,51 @@ static void block_check_keeps_record_within_bound(void **state)
 		.name = #fn, .test_func = fn                                                       \
 	}
 
+/*
+ * codec_decode_checked (the resume's read-ahead checked the record's checksum
+ * already): it does not compute it again -- a record whose stored checksum is
+ * wrong decodes -- and the seal still guards the payload: a byte changed and
+ * the checksum recomputed over it is refused as by codec_decode.
+ */
+static void checked_skips_only_the_checksum(void **state)
+{
+	static const uint8_t key[32] = { 7, 1, 2 };
+	struct fixture f;
+	struct hib_block_hdr *h;
+	uint8_t *good;
+	size_t len;
+
+	(void)state;
+	fixture_new(&f, HIB_COMPRESS_LZ4, 64 * 1024);
+	codec_ctx_set_key(f.ctx, key);
+	fill(f.raw, f.block, C_MIXED, 5);
+	h = encode(&f, f.block, 2);
+	assert_true(h->flags & HIB_BFLAG_SEALED);
+	len = sizeof(*h) + h->stored_bytes;
+	good = malloc(len);
+	assert_non_null(good);
+	memcpy(good, f.rec, len);
+
+	h->stored_xxh3 ^= 1;
+	assert_int_equal(codec_decode(f.ctx, f.rec, f.out), -EBADMSG);
+	memcpy(f.rec, good, len);
+	h->stored_xxh3 ^= 1;
+	memset(f.out, 0, f.block);
+	assert_int_equal(codec_decode_checked(f.ctx, f.rec, f.out), 0);
+	assert_memory_equal(f.out, f.raw, f.block);
+
+	/* (A failed open wipes the payload in place: each call gets a copy.) */
+	memcpy(f.rec, good, len);
+	f.rec[sizeof(*h) + h->stored_bytes / 2] ^= 0x10;
+	codec_seal(f.ctx, f.rec);
+	memcpy(good, f.rec, len);
+	assert_int_equal(codec_decode_checked(f.ctx, f.rec, f.out), HIB_ERR_AUTH);
+	memcpy(f.rec, good, len);
+	assert_int_equal(codec_decode(f.ctx, f.rec, f.out), HIB_ERR_AUTH);
+	free(good);
+	fixture_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,6 +583,7 @@ int main(void)
 		NAMED(zstd_static_context_fits_every_block),
 		NAMED(record_bound_covers_codecs),
 		NAMED(block_check_keeps_record_within_bound),
+		NAMED(checked_skips_only_the_checksum),
 	};
 
 	quiet_logs();
