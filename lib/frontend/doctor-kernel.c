@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * doctor's checks of the kernel and what boots it: /dev/snapshot, lockdown,
+ * /sys/power/disk, the command line, the initramfs carrying hibernate resume,
+ * and whether the kernel's own resume acts before ours.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "frontend/doctor-priv.h"
+#include "util/util.h"
+
+void doctor_check_snapshot_dev(struct doctor_ctx *c)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	doctor_path(c, "/dev/snapshot", p, sizeof(p));
+	if (stat(p, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 10 &&
+	    minor(st.st_rdev) == 231) {
+		doctor_report(c, HIB_DOCTOR_PASS, "snapshot-device", "/dev/snapshot is there");
+		return;
+	}
+	doctor_report(c, HIB_DOCTOR_FAIL, "snapshot-device",
+		      "/dev/snapshot is missing: the kernel needs CONFIG_HIBERNATION=y and "
+		      "CONFIG_HIBERNATION_SNAPSHOT_DEV=y (Debian's kernels have both)");
+}
+
+void doctor_check_lockdown(struct doctor_ctx *c)
+{
+	char buf[256];
+	char *sel;
+
+	if (doctor_read_file(c, "/sys/kernel/security/lockdown", buf, sizeof(buf)) < 0) {
+		doctor_report(c, HIB_DOCTOR_PASS, "lockdown",
+			      "no kernel lockdown (securityfs shows none)");
+		return;
+	}
+	sel = strchr(buf, '[');
+	if (!sel || strncmp(sel, "[none]", 6) == 0) {
+		doctor_report(c, HIB_DOCTOR_PASS, "lockdown", "kernel lockdown is off");
+		return;
+	}
+	doctor_report(
+		c, HIB_DOCTOR_FAIL, "lockdown",
+		"kernel lockdown is on (%.*s), usually because of Secure Boot: the kernel refuses "
+		"hibernation, and a kernel booted with Secure Boot ignores lockdown=none. Turn "
+		"Secure Boot off in the firmware, or stop shim enforcing it with mokutil "
+		"--disable-validation (it asks for a password at the next boot)",
+		(int)strcspn(sel + 1, "]\n"), sel + 1);
+}
+
+/* /sys/power/disk shows [disabled] when the kernel refuses hibernation for a
+ * reason of its own: lockdown, secret memory in use (memfd_secret), or memory
+ * it cannot save (CXL). No file: no CONFIG_HIBERNATION, which snapshot-device
+ * already says. */
+void doctor_check_power_disk(struct doctor_ctx *c)
+{
+	char buf[256];
+
+	if (doctor_read_file(c, "/sys/power/disk", buf, sizeof(buf)) < 0)
+		return;
+	buf[strcspn(buf, "\n")] = 0;
+	if (strstr(buf, "[disabled]") && c->kc.hibernate_no) {
+		doctor_report(
+			c, HIB_DOCTOR_FAIL, "power-disk",
+			"/sys/power/disk says [disabled]: the kernel command line turns hibernation "
+			"off (see kernel-cmdline)");
+		return;
+	}
+	if (strstr(buf, "[disabled]")) {
+		doctor_report(
+			c, HIB_DOCTOR_FAIL, "power-disk",
+			"/sys/power/disk says [disabled]: the kernel refuses hibernation, because of "
+			"kernel lockdown (see lockdown), a program holding secret memory "
+			"(memfd_secret, e.g. with secretmem.enable=1), or CXL memory it cannot save");
+		return;
+	}
+	doctor_report(c, HIB_DOCTOR_PASS, "power-disk",
+		      "the kernel allows hibernation (/sys/power/disk: %s)", buf);
+}
+
+void doctor_check_cmdline(struct doctor_ctx *c)
+{
+	if (c->kc.hibernate_no) {
+		doctor_report(
+			c, HIB_DOCTOR_FAIL, "kernel-cmdline",
+			"the kernel command line says nohibernate or hibernate=no: remove it (in "
+			"/etc/default/grub, then update-grub)");
+		return;
+	}
+	if (c->kc.noresume) {
+		doctor_report(
+			c, HIB_DOCTOR_WARN, "kernel-cmdline",
+			"noresume is on the kernel command line: this boot will discard any image");
+		return;
+	}
+	doctor_report(c, HIB_DOCTOR_PASS, "kernel-cmdline",
+		      "no nohibernate, hibernate=no or noresume");
+}
+
+/* Does the initramfs of the running kernel carry `hibernate resume`? */
+void doctor_check_initramfs(struct doctor_ctx *c)
+{
+	struct utsname u;
+	char p[PATH_MAX], buf[4096];
+	FILE *f;
+	bool found = false;
+	size_t n, keep = 0;
+	static const char needle[] = "hibernate resume";
+
+	if (uname(&u) < 0)
+		return;
+	snprintf(buf, sizeof(buf), "/boot/initrd.img-%s", u.release);
+	doctor_path(c, buf, p, sizeof(p));
+	f = fopen(p, "re");
+	if (!f) {
+		doctor_report(
+			c, HIB_DOCTOR_WARN, "initramfs",
+			"no %s to look into: make sure your initramfs runs hibernate resume (the "
+			"initramfs-tools and dracut integration do)",
+			buf);
+		return;
+	}
+	/* Our hook script is stored uncompressed only in an uncompressed cpio: look
+	 * for the resume step's words; compressed images are checked via lsinitramfs
+	 * by the integration, here we say what we could not see. */
+	while ((n = fread(buf + keep, 1, sizeof(buf) - keep - 1, f)) > 0) {
+		size_t total = keep + n, carry;
+
+		if (memmem(buf, total, needle, sizeof(needle) - 1)) {
+			found = true;
+			break;
+		}
+		/* The words may straddle two reads. */
+		carry = MIN(total, sizeof(needle) - 1);
+		memmove(buf, buf + total - carry, carry);
+		keep = carry;
+	}
+	fclose(f);
+	if (found)
+		doctor_report(c, HIB_DOCTOR_PASS, "initramfs", "%s runs hibernate resume", p);
+	else
+		doctor_report(
+			c, HIB_DOCTOR_WARN, "initramfs",
+			"could not find hibernate resume in %s (it may be compressed): check with "
+			"lsinitramfs %s | grep hibernate",
+			p, p);
+}
+
+/* resume= in a form the kernel resolves itself (early_lookup_bdev): a kernel
+ * device name under /dev, PARTUUID=, PARTLABEL=, MAJ:MIN or a device number.
+ * UUID=, LABEL= and the /dev/disk, /dev/mapper links only an initramfs knows. */
+static bool kernel_resolves(const char *spec)
+{
+	if (strncmp(spec, "/dev/", 5) == 0)
+		return spec[5] && !strchr(spec + 5, '/');
+	if (strncmp(spec, "PARTUUID=", 9) == 0 || strncmp(spec, "PARTLABEL=", 10) == 0)
+		return true;
+	return spec[0] && strspn(spec, "0123456789abcdefABCDEF:") == strlen(spec);
+}
+
+static bool exists_under(const struct doctor_ctx *c, const char *p)
+{
+	char full[PATH_MAX];
+
+	doctor_path(c, p, full, sizeof(full));
+	return access(full, F_OK) == 0;
+}
+
+/*
+ * Encryption required: the kernel's own resume must act only after hibernate
+ * resume, which discards an image in the kernel's format (never encrypted).
+ * It acts first where resume= names a device the kernel finds by itself (it
+ * resumes while booting, before any initramfs, once the disk's driver is
+ * built in), or where the initramfs builder runs it with no step of ours.
+ */
+void doctor_check_kernel_resume(struct doctor_ctx *c)
+{
+	static const struct {
+		const char *theirs, *ours, *builder;
+	} steps[] = {
+		{ "/usr/share/initramfs-tools/scripts/local-premount/resume",
+		  "/usr/share/initramfs-tools/scripts/local-premount/hibernate",
+		  "initramfs-tools" },
+		{ "/usr/lib/dracut/modules.d/95resume", "/usr/lib/dracut/modules.d/90hibernate",
+		  "dracut" },
+	};
+	const char *r = c->kc.resume;
+
+	if (c->in->require == HIB_REQUIRE_NOTHING || c->kc.noresume)
+		return;
+	if (r && kernel_resolves(r)) {
+		doctor_report(
+			c, HIB_DOCTOR_WARN, "kernel-resume",
+			"resume=%s names the device as the kernel finds it itself: where its disk "
+			"driver is built in, the kernel restores an image of its own format from it "
+			"while booting, before hibernate resume can refuse it (require-encryption). "
+			"Name it resume=UUID=<its UUID> (blkid), which only the initramfs resolves",
+			r);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++)
+		if (exists_under(c, steps[i].theirs) && !exists_under(c, steps[i].ours)) {
+			doctor_report(
+				c, HIB_DOCTOR_WARN, "kernel-resume",
+				"%s runs the kernel's resume (%s) and has no hibernate step to run "
+				"before it: an image in the kernel's format, never encrypted, would "
+				"be restored. Install hibernate's %s integration (%s)",
+				steps[i].builder, steps[i].theirs, steps[i].builder, steps[i].ours);
+			return;
+		}
+	doctor_report(c, HIB_DOCTOR_PASS, "kernel-resume",
+		      "the kernel's resume does not act before hibernate resume%s%s",
+		      r ? ": the initramfs resolves resume=" : "", r ? r : "");
+}
