@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the files of `hibernate doctor` share, and only they include: the run's
- * context, the report of one line, paths under the root prefix, and the checks
- * hib_doctor (doctor.c) calls in their order from doctor-kernel.c (the kernel,
- * its command line and initramfs), doctor-swap.c (the swap areas, zram),
- * doctor-target.c (the target, its room, location and setup size),
- * doctor-crypt.c (encryption: the target's, the root's, swap in the clear, the
- * key file) and doctor-sleep.c (the sleep line).
+ * context, the report of one line and paths under the root prefix
+ * (doctor-report.c), and the checks hib_doctor (doctor.c) calls in their order
+ * from doctor-kernel.c (the kernel, its command line and initramfs),
+ * doctor-swap.c (the swap areas, zram), doctor-target.c (the target, its room,
+ * location and setup size), doctor-crypt.c (encryption: the target's, the
+ * root's, swap in the clear, the key file) and doctor-sleep.c (the sleep line).
  */
 #ifndef HIB_FRONTEND_DOCTOR_PRIV_H
 #define HIB_FRONTEND_DOCTOR_PRIV_H
@@ -36,7 +36,8 @@ struct swaps_seen {
 	int n;
 };
 
-/* doctor.c: one finding, kept as the worst so far; @p under the root prefix. */
+/* doctor-report.c: one finding, kept as the worst so far; @p under the root
+ * prefix. */
 void doctor_report(struct doctor_ctx *c, enum hib_doctor_verdict v, const char *check,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void doctor_path(const struct doctor_ctx *c, const char *p, char *out, size_t len);

@@ -5,45 +5,16 @@
  * /sys/power/state. Paths are taken under a root prefix, so tests can build
  * a fake /proc, /sys and /etc.
  *
- * Here: the report of one line, the paths under the prefix, and hib_doctor,
- * the order of the checks; the checks are in the doctor-*.c files by subject
- * (doctor-priv.h).
+ * Here: hib_doctor, the order of the checks, which is the order of doctor's
+ * output; the checks are in the doctor-*.c files by subject, each line
+ * reported through doctor-report.c (doctor-priv.h).
  */
-#include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "frontend/config.h"
 #include "frontend/doctor.h"
 #include "frontend/doctor-priv.h"
 #include "util/util.h"
-
-void doctor_report(struct doctor_ctx *c, enum hib_doctor_verdict v, const char *check,
-		   const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if ((int)v > c->worst)
-		c->worst = (int)v;
-	c->fn(v, check, msg, c->ud);
-}
-
-void doctor_path(const struct doctor_ctx *c, const char *p, char *out, size_t len)
-{
-	snprintf(out, len, "%s%s", c->in->root ? c->in->root : "", p);
-}
-
-int doctor_read_file(const struct doctor_ctx *c, const char *p, char *buf, size_t len)
-{
-	char full[PATH_MAX];
-
-	doctor_path(c, p, full, sizeof(full));
-	return hib_read_text(full, buf, len);
-}
 
 int hib_doctor(const struct hib_doctor_input *in, hib_doctor_fn fn, void *userdata)
 {
