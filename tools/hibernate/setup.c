@@ -24,26 +24,16 @@
 #include "frontend/setupplan.h"
 #include "frontend/setupstate.h"
 #include "frontend/systemd.h"
+#include "setup-priv.h"
 #include "tool.h"
 #include "util/error.h"
 #include "util/spawn.h"
 #include "util/util.h"
 
-#define MIB ((uint64_t)1024 * 1024)
-
-struct setup {
-	struct control *ctl;
-	const char *root; /* "" but in a test build's HIBERNATE_SETUP_ROOT */
-	struct hib_setup_plan plan;
-	struct hib_setup_state st;
-	const char *initramfs[6]; /* the rebuild command; [0] NULL: none found */
-	struct hib_error err;
-};
-
 /* ---- children ---------------------------------------------------------- */
 
 /* The first of @names (absolute paths) that is executable under the root. */
-static const char *find_prog(const struct setup *s, const char *const *names)
+const char *setup_find_prog(const struct setup *s, const char *const *names)
 {
 	char full[PATH_MAX];
 
@@ -56,7 +46,7 @@ static const char *find_prog(const struct setup *s, const char *const *names)
 }
 
 /* Run @argv (argv[0] absolute); its output shown at info; -errno and s->err. */
-static int run_child(struct setup *s, const char *const *argv, unsigned timeout_s)
+int setup_run_child(struct setup *s, const char *const *argv, unsigned timeout_s)
 {
 	char out[4096];
 	struct hib_spawn sp = { .argv = argv,
@@ -73,7 +63,7 @@ static int run_child(struct setup *s, const char *const *argv, unsigned timeout_
 	return r;
 }
 
-static void find_initramfs(struct setup *s)
+void setup_find_initramfs(struct setup *s)
 {
 	static const char *const uinit[] = { "/usr/sbin/update-initramfs", "/sbin/update-initramfs",
 					     NULL };
@@ -81,16 +71,16 @@ static void find_initramfs(struct setup *s)
 	const char *p;
 
 	memset(s->initramfs, 0, sizeof(s->initramfs));
-	if ((p = find_prog(s, uinit))) {
+	if ((p = setup_find_prog(s, uinit))) {
 		s->initramfs[0] = p, s->initramfs[1] = "-u", s->initramfs[2] = "-k";
 		s->initramfs[3] = "all";
-	} else if ((p = find_prog(s, dracut))) {
+	} else if ((p = setup_find_prog(s, dracut))) {
 		s->initramfs[0] = p, s->initramfs[1] = "--regenerate-all";
 		s->initramfs[2] = "--force";
 	}
 }
 
-static int rebuild_initramfs(struct setup *s)
+int setup_rebuild_initramfs(struct setup *s)
 {
 	const char *argv[ARRAY_SIZE(s->initramfs)];
 	char full[PATH_MAX];
@@ -101,14 +91,14 @@ static int rebuild_initramfs(struct setup *s)
 	memcpy(argv, s->initramfs, sizeof(argv));
 	snprintf(full, sizeof(full), "%s%s", s->root, s->initramfs[0]);
 	argv[0] = full;
-	return run_child(s, argv, 1800);
+	return setup_run_child(s, argv, 1800);
 }
 
 /* ---- the steps ----------------------------------------------------------- */
 
 /* mkdir -p @dir under the root, each directory made recorded (outermost
  * first) once all exist: the state file lives in the last one. */
-static int mkdir_recorded(struct setup *s, const char *dir)
+int setup_mkdir_recorded(struct setup *s, const char *dir)
 {
 	char full[PATH_MAX], *made[8];
 	size_t n = 0, rootlen = strlen(s->root);
@@ -168,7 +158,7 @@ static int make_swap_file(struct setup *s)
 	static const char *const btrfs[] = { "/usr/bin/btrfs", "/bin/btrfs", "/usr/sbin/btrfs",
 					     "/sbin/btrfs", NULL };
 	static const char *const mkswap[] = { "/usr/sbin/mkswap", "/sbin/mkswap", NULL };
-	const char *bt = find_prog(s, btrfs), *mk = find_prog(s, mkswap);
+	const char *bt = setup_find_prog(s, btrfs), *mk = setup_find_prog(s, mkswap);
 	char dir[PATH_MAX], full[PATH_MAX];
 	int r;
 
@@ -176,7 +166,7 @@ static int make_swap_file(struct setup *s)
 		return hib_error_set(&s->err, -ENOENT, "%s not found: install %s",
 				     bt ? "mkswap" : "btrfs", bt ? "util-linux" : "btrfs-progs");
 	snprintf(dir, sizeof(dir), "%s%s", s->root, HIB_SETUP_SWAP_DIR);
-	r = run_child(s, (const char *const[]){ bt, "subvolume", "create", dir, NULL }, 60);
+	r = setup_run_child(s, (const char *const[]){ bt, "subvolume", "create", dir, NULL }, 60);
 	if (r == 0)
 		r = hib_setup_state_add(s->root, &s->st, HIB_ACT_SUBVOLUME, HIB_SETUP_SWAP_DIR,
 					&s->err);
@@ -188,11 +178,12 @@ static int make_swap_file(struct setup *s)
 	snprintf(full, sizeof(full), "%s%s", s->root, s->plan.path);
 	r = nocow_file(s, full);
 	if (r == 0)
-		r = run_child(s, (const char *const[]){ mk, "-L", "hibernate", full, NULL }, 120);
+		r = setup_run_child(s, (const char *const[]){ mk, "-L", "hibernate", full, NULL },
+				    120);
 	return r;
 }
 
-static int step_make(struct setup *s)
+int setup_step_make(struct setup *s)
 {
 	switch (s->plan.kind) {
 	case HIB_SETUP_SWAP_AREA:
@@ -247,7 +238,7 @@ static int conf_checks(struct setup *s, const char *text)
 	return 0;
 }
 
-static int step_config(struct setup *s)
+int setup_step_config(struct setup *s)
 {
 	int r;
 	_cleanup_(freep) char *old = read_under_root(s, HIB_CONFIG_PATH, &r);
@@ -266,7 +257,7 @@ static int step_config(struct setup *s)
 	return r < 0 ? r : 0;
 }
 
-static int step_fstab(struct setup *s)
+int setup_step_fstab(struct setup *s)
 {
 	int r;
 	_cleanup_(freep) char *old = read_under_root(s, "/etc/fstab", &r);
@@ -281,7 +272,7 @@ static int step_fstab(struct setup *s)
 	return r < 0 ? r : 0;
 }
 
-static int step_swapon(struct setup *s)
+int setup_step_swapon(struct setup *s)
 {
 	char full[PATH_MAX];
 	int flags = 0;
@@ -323,12 +314,12 @@ static int check_record(struct setup *s)
 	return 0;
 }
 
-static int step_initramfs(struct setup *s)
+int setup_step_initramfs(struct setup *s)
 {
 	int r = hib_setup_state_add(s->root, &s->st, HIB_ACT_RERUN, "initramfs", &s->err);
 
 	if (r == 0)
-		r = rebuild_initramfs(s);
+		r = setup_rebuild_initramfs(s);
 	if (r < 0)
 		return hib_error_prefix(&s->err, r,
 					"%s failed: the initramfs would not find the image; fix "
@@ -338,7 +329,7 @@ static int step_initramfs(struct setup *s)
 }
 
 /* logind's CanHibernate follows doctor: hibernate-logind re-reads it. */
-static int step_logind(struct setup *s)
+int setup_step_logind(struct setup *s)
 {
 	static const char *const args[] = { "try-restart", "hibernate-logind.service", NULL };
 	char full[PATH_MAX];
@@ -363,9 +354,9 @@ struct step {
 };
 
 static const struct step steps[] = {
-	{ "target", step_make, true },         { "config", step_config, true },
-	{ "fstab", step_fstab, true },         { "swapon", step_swapon, true },
-	{ "initramfs", step_initramfs, true }, { "logind", step_logind, false },
+	{ "target", setup_step_make, true },         { "config", setup_step_config, true },
+	{ "fstab", setup_step_fstab, true },         { "swapon", setup_step_swapon, true },
+	{ "initramfs", setup_step_initramfs, true }, { "logind", setup_step_logind, false },
 };
 
 /* One line of the plan for steps[@i], or none when it does nothing here. */
@@ -432,11 +423,12 @@ static int undo_subvolume(const char *full, void *ud)
 	static const char *const btrfs[] = { "/usr/bin/btrfs", "/bin/btrfs", "/usr/sbin/btrfs",
 					     "/sbin/btrfs", NULL };
 	struct setup *s = ud;
-	const char *bt = find_prog(s, btrfs);
+	const char *bt = setup_find_prog(s, btrfs);
 
 	if (!bt)
 		return -ENOENT;
-	return run_child(s, (const char *const[]){ bt, "subvolume", "delete", full, NULL }, 60);
+	return setup_run_child(s, (const char *const[]){ bt, "subvolume", "delete", full, NULL },
+			       60);
 }
 
 static int undo_rerun(const char *name, void *ud)
@@ -447,7 +439,7 @@ static int undo_rerun(const char *name, void *ud)
 		return -EINVAL;
 	tlog(s->ctl, HIB_LOG_PROGRESS, "setup: undo: rebuilding the initramfs (%s)",
 	     s->initramfs[0] ? s->initramfs[0] : "none found");
-	return rebuild_initramfs(s);
+	return setup_rebuild_initramfs(s);
 }
 
 static int undo_all(struct setup *s)
@@ -462,7 +454,7 @@ static int undo_all(struct setup *s)
 static int run_steps(struct setup *s)
 {
 	/* The state's own directory, recorded first when setup makes it. */
-	if (mkdir_recorded(s, HIB_SETUP_DIR) < 0) {
+	if (setup_mkdir_recorded(s, HIB_SETUP_DIR) < 0) {
 		say(s->ctl, "setup: %s", s->err.msg);
 		return EXIT_FAILURE;
 	}
@@ -534,7 +526,7 @@ static int setup_undo(struct setup *s)
 		return EXIT_FAILURE;
 	}
 	/* logind's CanHibernate must stop saying yes for a target now gone. */
-	step_logind(s);
+	setup_step_logind(s);
 	printf("setup: undone: every file setup edited is as it was, what it made is gone\n");
 	return EXIT_SUCCESS;
 }
@@ -573,7 +565,7 @@ static int setup_plan(struct setup *s)
 		in.device = s->ctl->device;
 		r = hib_setup_decide(&in, &s->plan, &s->err);
 	}
-	find_initramfs(s);
+	setup_find_initramfs(s);
 	if (r == 0 && !s->initramfs[0])
 		r = hib_error_set(&s->err, -ENOENT,
 				  "neither update-initramfs nor dracut is installed: the image is "
@@ -610,7 +602,7 @@ int do_setup(struct control *ctl)
 		return EXIT_FAILURE;
 	}
 	if (ctl->setup_undo) {
-		find_initramfs(&s);
+		setup_find_initramfs(&s);
 		return setup_undo(&s);
 	}
 	r = hib_setup_state_load(s.root, &s.st, &s.err);
