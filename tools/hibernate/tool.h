@@ -20,6 +20,7 @@
  *   history.c   the history of every cycle: records, the handover, the journal
  *   commands.c  the small commands: status, invalidate, offset, prepare-file, config
  *   setup.c     hibernate setup: the planner's plan carried out, recorded, undone
+ *   setup-steps.c  setup's steps and the children they run (setup-priv.h)
  */
 #ifndef HIB_TOOL_H
 #define HIB_TOOL_H
