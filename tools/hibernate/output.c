@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "frontend/stats.h"
 #include "tool.h"
+#include "util/util.h"
 
 #define MIN_INT(a, b) ((a) < (b) ? (a) : (b))
 
@@ -58,14 +58,6 @@ void output_splash_message(struct control *ctl, const char *msg)
 
 	if (hib_plymouth_active(&ctl->out.splash))
 		hib_plymouth_message(&ctl->out.splash, msg, &err);
-}
-
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 void output_kmsg(struct control *ctl, enum hib_loglevel level, const char *msg)
@@ -136,7 +128,7 @@ void bad_usage(const char *fmt, ...)
 void output_progress_start(struct control *ctl)
 {
 	ctl->out.progress_last_pct = -1;
-	ctl->out.progress_t0 = now_ms();
+	ctl->out.progress_t0 = hib_now_ms();
 }
 
 /* 76 columns at most: fits an 80-column VT and a serial console. */
@@ -171,7 +163,7 @@ void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 {
 	struct control *ctl = ud;
 	struct output *o = &ctl->out;
-	uint64_t el = now_ms() - o->progress_t0;
+	uint64_t el = hib_now_ms() - o->progress_t0;
 	int pct = total ? (int)(done * 100 / total) : 100;
 	double mbs = el ? (double)done / 1048576.0 / ((double)el / 1000.0) : 0;
 	bool writing = strcmp(phase, "write") == 0;

@@ -139,7 +139,7 @@ static int run_steps(struct setup *s)
 		return EXIT_FAILURE;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
-		uint64_t t0 = now_ms();
+		uint64_t t0 = hib_now_ms();
 		int r = steps[i].run(s);
 		struct hib_error failed = s->err;
 
@@ -157,7 +157,8 @@ static int run_steps(struct setup *s)
 		if (r == 1)
 			printf("setup: %s: nothing to do\n", steps[i].name);
 		else
-			printf("setup: %s: done (%" PRIu64 " ms)\n", steps[i].name, now_ms() - t0);
+			printf("setup: %s: done (%" PRIu64 " ms)\n", steps[i].name,
+			       hib_now_ms() - t0);
 		fflush(stdout);
 	}
 	return EXIT_SUCCESS;

@@ -137,7 +137,6 @@ struct hib_options output_options(struct control *ctl);
 /* The restored system says how the cycle went. */
 void output_resumed(struct control *ctl, const struct hib_stats *st);
 void __attribute__((noreturn, format(printf, 1, 2))) bad_usage(const char *fmt, ...);
-uint64_t now_ms(void);
 
 /* ---- run.c ---------------------------------------------------------------- */
 
