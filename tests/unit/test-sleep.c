@@ -221,6 +221,29 @@ static void busctl_reply(void **state)
 	assert_int_equal(hib_busctl_parse_string("s \"yes\"", buf, 8), -EBADMSG);
 }
 
+/* Which service a process runs in, from /proc/PID/cgroup: the one the
+ * working set's restore must leave for a scope of its own. */
+static void cgroup_service_named(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_true(hib_cgroup_service("0::/system.slice/systemd-suspend-then-hibernate.service\n",
+				       buf, sizeof(buf)));
+	assert_string_equal(buf, "systemd-suspend-then-hibernate.service");
+	assert_true(
+		hib_cgroup_service("12:pids:/x\n1:name=systemd:/system.slice/hibernate.service\n"
+				   "0::/\n",
+				   buf, sizeof(buf)));
+	assert_string_equal(buf, "hibernate.service");
+	assert_false(hib_cgroup_service("0::/user.slice/user-0.slice/session-2.scope\n", buf,
+					sizeof(buf)));
+	assert_false(hib_cgroup_service("0::/\n", buf, sizeof(buf)));
+	assert_false(hib_cgroup_service("", buf, sizeof(buf)));
+	assert_false(hib_cgroup_service("0::/.service\n", buf, sizeof(buf)));
+	assert_false(hib_cgroup_service("0::/system.slice/a-very-long-name.service\n", buf, 8));
+}
+
 /* ---- suspend-then-hibernate over sequences of wakes ------------------------ */
 
 #define MIN_USEC (60ULL * 1000000)
@@ -494,6 +517,7 @@ int main(void)
 		cmocka_unit_test(user_slice_rules),
 		cmocka_unit_test(op_names_round_trip),
 		cmocka_unit_test(busctl_reply),
+		cmocka_unit_test(cgroup_service_named),
 		cmocka_unit_test(sth_drain_hibernates_before_low),
 		cmocka_unit_test(sth_on_ac_stays_suspended),
 		cmocka_unit_test(sth_no_battery_timer),
