@@ -7,7 +7,8 @@
 #                              in the resumed world (or when hibernating failed)
 # Boots (the host's plan; RESUME= in /etc/initramfs-tools/conf.d/resume names
 # vda2 for boots 1-4, boots 5-6 have resume=UUID= resume_offset= instead):
-#   1  swapon vda2, the workload service, systemctl hibernate
+#   1  doctor's initramfs line; swapon vda2, the workload service,
+#      systemctl hibernate
 #   2  resumed (distro initramfs): report; systemctl hibernate again (image 2)
 #   3  an initramfs made before the package was installed: no resume; the
 #      stale-image unit discards image 2; then systemctl hibernate (image 3)
@@ -79,6 +80,13 @@ step() {
 	unit_report
 	case $boot in
 	1 | 3)
+		if [ "$boot" = 1 ]; then
+			# doctor's initramfs line on the initramfs update-initramfs
+			# built with our hook (zstd-compressed since bookworm).
+			hibernate doctor >$STATE/doctor 2>&1
+			show doctor <$STATE/doctor
+			say doctor_initramfs "$(grep -E '^[A-Z]+ +initramfs ' $STATE/doctor)"
+		fi
 		if [ "$boot" = 3 ]; then
 			vda2_report
 			journalctl -b -k -o cat | grep -i 'PM: \|hibernat' | show kernel-log
