@@ -205,7 +205,7 @@ keyfile_setup() {
 	# Quoted, as a user may write it: the hook must take the file the binary takes.
 	printf 'encrypt = yes\nkey-file = "%s"\n' $key >>/etc/hibernate.conf
 	# The initramfs holds a secret now: readable by root only.  MODULES=dep
-	# and gzip -1: the full build takes ~8 min under TCG, this ~2.
+	# and compression level 1: the full build takes ~8 min under TCG, this ~2.
 	printf 'UMASK=0077\nMODULES=dep\nCOMPRESSLEVEL=1\n' >/etc/initramfs-tools/conf.d/hibtest
 	update-initramfs -u -k "$(uname -r)" >$STATE/update-initramfs 2>&1 ||
 		fatal "update-initramfs failed: $(tail -n 3 $STATE/update-initramfs)"
@@ -296,7 +296,7 @@ luks_setup() {
 	# The target is named in hibernate.conf only: no resume=, no conf.d/resume.
 	echo 'device = /dev/mapper/hibvg-swap' >>$mnt/etc/hibernate.conf
 	echo /dev/mapper/hibvg-swap >$mnt/etc/hibtest.swap
-	# MODULES=dep and gzip -1: ~2 min under TCG instead of ~8.
+	# MODULES=dep and compression level 1: ~2 min under TCG instead of ~8.
 	printf 'MODULES=dep\nCOMPRESSLEVEL=1\n' >$mnt/etc/initramfs-tools/conf.d/hibtest
 	for d in dev proc sys run; do mount --bind /$d $mnt/$d || fatal "mount --bind /$d failed"; done
 	say mark setup_copied
