@@ -105,9 +105,12 @@ void doctor_check_cmdline(struct doctor_ctx *c)
 		      "no nohibernate, hibernate=no or noresume");
 }
 
-/* Does the initramfs of the running kernel carry `hibernate resume`? Looked
- * for in its archives as the kernel unpacks them (frontend/initrd.c): the
- * words are in our scripts, seen only once the archive is decompressed. */
+/* Does the initramfs of the running kernel run `hibernate resume`? Looked
+ * for in its archives as the kernel unpacks them (frontend/initrd.c), by the
+ * step's command with its path, as the initramfs-tools and dracut scripts
+ * write it: the binary, also in the initramfs, says "hibernate resume" in its
+ * messages but never after a slash. */
+#define RESUME_STEP "/hibernate resume"
 void doctor_check_initramfs(struct doctor_ctx *c)
 {
 	struct hib_initrd_scan sc;
@@ -127,7 +130,7 @@ void doctor_check_initramfs(struct doctor_ctx *c)
 			rel);
 		return;
 	}
-	if (hib_initrd_scan(p, "hibernate resume", &sc, &err) < 0)
+	if (hib_initrd_scan(p, RESUME_STEP, &sc, &err) < 0)
 		doctor_report(c, HIB_DOCTOR_WARN, "initramfs",
 			      "could not look into it: %s; check with lsinitramfs %s | grep "
 			      "hibernate",

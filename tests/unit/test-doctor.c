@@ -766,7 +766,7 @@ static void initramfs_with_resume_step_passes(void **state)
 	const char *msg = "";
 	char rel[256];
 
-	put_initrd(f, "/sbin/hibernate resume\n", NULL, rel);
+	put_initrd(f, "/usr/sbin/hibernate resume \"$@\"\n", NULL, rel);
 	run(f, "resume=/dev/vda1");
 	assert_int_equal(verdict_of(f, "initramfs", &msg), HIB_DOCTOR_PASS);
 	assert_non_null(strstr(msg, "zstd-compressed, found in the main archive"));
@@ -779,7 +779,9 @@ static void initramfs_without_resume_step_warns(void **state)
 	const char *msg = "";
 	char rel[256], fix[300];
 
-	put_initrd(f, "/sbin/hibernate config location\n", NULL, rel);
+	/* The binary's own messages name the step without its path: not it. */
+	put_initrd(f, "warn \"hibernate resume failed\"; /usr/sbin/hibernate config location\n",
+		   NULL, rel);
 	run(f, "resume=/dev/vda1");
 	assert_int_equal(verdict_of(f, "initramfs", &msg), HIB_DOCTOR_WARN);
 	assert_non_null(strstr(msg, "does not run hibernate resume"));
