@@ -318,7 +318,8 @@ static int scan_one(struct scan *s, uint64_t *off, const unsigned char *m, size_
 		set_codec(s, "none");
 		return scan_cpio(s, off);
 	}
-	if (n >= 4 && le32(m) == 0xFD2FB528u) {
+	/* A zstd frame, or a skippable one (pzstd puts one before each). */
+	if (n >= 4 && (le32(m) == 0xFD2FB528u || (le32(m) & 0xFFFFFFF0u) == 0x184D2A50u)) {
 		set_codec(s, "zstd");
 		return scan_zstd(s, off);
 	}

@@ -22,7 +22,7 @@
 #include "initrd-build.h"
 #include "util/util.h"
 
-static const char hook[] = "#!/bin/sh\n# local-premount\n/sbin/hibernate resume \"$@\"\n";
+static const char hook[] = "#!/bin/sh\n# local-premount\n/usr/sbin/hibernate resume \"$@\"\n";
 static const char other[] = "#!/bin/sh\n/sbin/hibernate config location\n";
 
 static char path[PATH_MAX];
@@ -98,6 +98,28 @@ static void zstd_main_without_hook_absent(void **state)
 	assert_int_equal(scan(&sc, &err), 0);
 	assert_int_equal(sc.result, HIB_INITRD_ABSENT);
 	assert_int_equal(sc.archives, 2);
+	free(b.p);
+	free(m.p);
+}
+
+/* pzstd writes a skippable frame before each frame: passed over. */
+static void zstd_skippable_frame_passed_over(void **state)
+{
+	struct tbuf b = { 0 }, m = { 0 };
+	struct hib_initrd_scan sc;
+	struct hib_error err;
+
+	(void)state;
+	early(&b);
+	le32_put(&b, 0x184D2A50u);
+	le32_put(&b, 4);
+	le32_put(&b, 12345);
+	main_archive(&m, hook);
+	zstd_append(&b, &m);
+	tb_write(&b, path);
+	assert_int_equal(scan(&sc, &err), 0);
+	assert_int_equal(sc.result, HIB_INITRD_FOUND);
+	assert_string_equal(sc.codec, "zstd");
 	free(b.p);
 	free(m.p);
 }
@@ -272,6 +294,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(zstd_main_with_hook_found, setup, teardown),
 		cmocka_unit_test_setup_teardown(zstd_main_without_hook_absent, setup, teardown),
+		cmocka_unit_test_setup_teardown(zstd_skippable_frame_passed_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(words_across_zstd_buffers, setup, teardown),
 		cmocka_unit_test_setup_teardown(lz4_legacy_found_and_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(uncompressed_found, setup, teardown),
