@@ -26,29 +26,30 @@
 
 /* ---- Esc on the console --------------------------------------------------- */
 
-/* Raw, non-blocking keys from the console for the length of the write. */
-static void tty_arm(struct cancel_watch *c)
+/* Raw, non-blocking keys from a terminal for the length of the write; true
+ * when it is. */
+static bool tty_arm(int fd, struct termios *saved)
 {
 	struct termios tio;
 
-	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &c->saved) < 0)
-		return;
-	tio = c->saved;
+	if (fd < 0 || !isatty(fd) || tcgetattr(fd, saved) < 0)
+		return false;
+	tio = *saved;
 	tio.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
 	tio.c_cc[VMIN] = 0;
 	tio.c_cc[VTIME] = 0;
 	/* An Esc typed before the cycle started is not a request to cancel it. */
-	tcflush(STDIN_FILENO, TCIFLUSH);
-	c->tty = tcsetattr(STDIN_FILENO, TCSANOW, &tio) == 0;
+	tcflush(fd, TCIFLUSH);
+	return tcsetattr(fd, TCSANOW, &tio) == 0;
 }
 
-static bool tty_esc(void)
+static bool tty_esc(int fd)
 {
-	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 	char buf[64];
 
 	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
-		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n <= 0)
 			return false;
 		if (memchr(buf, 0x1b, (size_t)n))
@@ -130,18 +131,25 @@ void cancel_arm(struct control *ctl, struct cancel_watch *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->keys = ctl->cfg.cancel ? ctl->cfg.cancel_keys : 0;
-	if (c->keys & HIB_CANCEL_ESC)
-		tty_arm(c);
+	c->screen_fd = ctl->out.screen_fd;
+	if (c->keys & HIB_CANCEL_ESC) {
+		c->tty = tty_arm(STDIN_FILENO, &c->saved);
+		c->screen = tty_arm(c->screen_fd, &c->screen_saved);
+	}
 	if (c->keys & HIB_CANCEL_INPUT_KEYS)
 		inputs_arm(ctl, c);
-	ctl->out.cancel_hint = c->tty ? "Esc cancels" : c->n_input ? "Power cancels" : NULL;
+	ctl->out.cancel_hint = c->tty || c->screen ? "Esc cancels"
+			       : c->n_input        ? "Power cancels"
+						   : NULL;
 }
 
 void cancel_disarm(struct control *ctl, struct cancel_watch *c)
 {
 	if (c->tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &c->saved);
-	c->tty = false;
+	if (c->screen)
+		tcsetattr(c->screen_fd, TCSANOW, &c->screen_saved);
+	c->tty = c->screen = false;
 	for (size_t i = 0; i < c->n_input; i++) {
 		if (c->input[i] < 0)
 			continue;
@@ -159,7 +167,7 @@ bool cancel_requested(void *ud)
 
 	if (run_stop_signal)
 		return true;
-	if (c->tty && tty_esc())
+	if ((c->tty && tty_esc(STDIN_FILENO)) || (c->screen && tty_esc(c->screen_fd)))
 		return true;
 	for (size_t i = 0; i < c->n_input; i++) {
 		bool gone = false;
@@ -177,12 +185,12 @@ bool cancel_requested(void *ud)
 
 const char *cancel_what(const struct cancel_watch *c)
 {
-	bool buttons = c->n_input > 0;
+	bool buttons = c->n_input > 0, esc = c->tty || c->screen;
 
-	if (c->tty && buttons)
+	if (esc && buttons)
 		return (c->keys & HIB_CANCEL_SLEEP) ? "Esc, the power or the sleep button"
 						    : "Esc or the power button";
-	if (c->tty)
+	if (esc)
 		return "Esc";
 	if (buttons)
 		return (c->keys & HIB_CANCEL_SLEEP) ? "the power or the sleep button"

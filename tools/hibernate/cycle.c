@@ -289,11 +289,13 @@ static int cycle_suspend(struct control *ctl, struct hib_target *t, struct hib_s
 
 	opts->cancel = cancel_requested;
 	opts->cancel_userdata = &cancel;
+	output_screen_open(ctl);
 	cancel_arm(ctl, &cancel);
 	log_start(ctl, hib_target_name(t), cancel_what(&cancel));
 	output_progress_start(ctl);
 	r = hib_suspend(t, *snap, opts, &res->outcome, &res->st);
 	cancel_disarm(ctl, &cancel);
+	output_screen_close(ctl);
 	/* In either world (resumed or not), the passphrase has served its purpose. */
 	secrets_forget_image(s);
 	hib_snapshot_closep(snap);

@@ -71,6 +71,11 @@ struct output {
 	/* Plymouth's splash, where resume found one: the progress and the
 	 * messages go there, and the console gets lines, not a bar. */
 	struct hib_plymouth splash;
+	/* The text console in front while the image is written, when stderr is
+	 * not it (systemctl hibernate: switch-vt's console): the bar, the lines
+	 * and the cancel hint drawn there too, Esc read there. -1: none. */
+	int screen_fd;
+	bool screen_bar; /* the bar is on the screen's last line */
 };
 
 struct control {
@@ -128,6 +133,10 @@ void output_splash(struct control *ctl);
 void output_before_restore(void *ud);
 /* A line in the splash, if there is one; never while processes are frozen. */
 void output_splash_message(struct control *ctl, const char *msg);
+/* Before the write: the console in front as the cycle's screen, if
+ * lib/frontend/screen.h says so (out.screen_fd); closed by output_screen_close. */
+void output_screen_open(struct control *ctl);
+void output_screen_close(struct control *ctl);
 /* hib_stats_fn: the STATS line at info; @ud is the struct control. */
 void output_stats(enum hib_stats_side side, const struct hib_stats *st, void *ud);
 /* A step's own copy of the configuration's engine options, with the progress
@@ -169,6 +178,9 @@ struct cancel_watch {
 	unsigned keys; /* HIB_CANCEL_*: cancel-keys, 0 with cancel = no */
 	bool tty;      /* the console is raw, read for Esc; saved is its mode */
 	struct termios saved;
+	int screen_fd; /* out.screen_fd: the console in front, when not stdin */
+	bool screen;   /* it is raw and read for Esc; screen_saved is its mode */
+	struct termios screen_saved;
 	int input[16]; /* the input devices with a cancel key, grabbed; -1: gone */
 	size_t n_input;
 };
