@@ -74,7 +74,7 @@ static bool input_read(int fd, unsigned keys, bool *ret_gone)
 }
 
 /* /dev/input/@name, when its keys make it one to watch: grabbed, drained, open. */
-static int input_open(struct control *ctl, int dir, const char *name, unsigned keys)
+static int input_open(struct control *ctl, int dir, const char *name, unsigned keys, bool *ret_esc)
 {
 	unsigned long bits[HIB_KEY_BITS_LONGS] = { 0 };
 	char label[128] = "";
@@ -99,6 +99,7 @@ static int input_open(struct control *ctl, int dir, const char *name, unsigned k
 	}
 	/* A press from before the cycle is no request to cancel it. */
 	input_read(fd, 0, &gone);
+	*ret_esc |= hib_cancel_device_esc(bits, ARRAY_SIZE(bits), keys);
 	tlog(ctl, HIB_LOG_INFO, "watching " INPUT_DIR "/%s (%s) while the image is written", name,
 	     label);
 	return fd;
@@ -118,7 +119,7 @@ static void inputs_arm(struct control *ctl, struct cancel_watch *c)
 
 		if (strncmp(de->d_name, "event", 5) != 0)
 			continue;
-		fd = input_open(ctl, dirfd(d), de->d_name, c->keys);
+		fd = input_open(ctl, dirfd(d), de->d_name, c->keys, &c->input_esc);
 		if (fd >= 0)
 			c->input[c->n_input++] = fd;
 	}
@@ -138,9 +139,9 @@ void cancel_arm(struct control *ctl, struct cancel_watch *c)
 	}
 	if (c->keys & HIB_CANCEL_INPUT_KEYS)
 		inputs_arm(ctl, c);
-	ctl->out.cancel_hint = c->tty || c->screen ? "Esc cancels"
-			       : c->n_input        ? "Power cancels"
-						   : NULL;
+	ctl->out.cancel_hint = c->tty || c->screen || c->input_esc ? "Esc cancels"
+			       : c->n_input                        ? "Power cancels"
+								   : NULL;
 }
 
 void cancel_disarm(struct control *ctl, struct cancel_watch *c)
@@ -157,6 +158,7 @@ void cancel_disarm(struct control *ctl, struct cancel_watch *c)
 		close(c->input[i]);
 	}
 	c->n_input = 0;
+	c->input_esc = false;
 	ctl->out.cancel_hint = NULL;
 }
 
@@ -185,7 +187,7 @@ bool cancel_requested(void *ud)
 
 const char *cancel_what(const struct cancel_watch *c)
 {
-	bool buttons = c->n_input > 0, esc = c->tty || c->screen;
+	bool buttons = c->n_input > 0, esc = c->tty || c->screen || c->input_esc;
 
 	if (esc && buttons)
 		return (c->keys & HIB_CANCEL_SLEEP) ? "Esc, the power or the sleep button"

@@ -183,6 +183,7 @@ struct cancel_watch {
 	struct termios screen_saved;
 	int input[16]; /* the input devices with a cancel key, grabbed; -1: gone */
 	size_t n_input;
+	bool input_esc; /* one of them is a keyboard whose Esc cancels */
 };
 /* Before the freeze: the console raw, the buttons' devices opened, grabbed
  * and drained (a press from before does not count). */
