@@ -49,11 +49,12 @@ int hib_screen_front(const char *root, unsigned *ret_vt, struct hib_error *err)
 
 int hib_screen_switch_vt(const char *value, unsigned *ret_vt)
 {
-	if (!value || !*value || strcmp(value, "no") == 0) {
+	if (value && strcmp(value, "no") == 0) {
 		*ret_vt = 0;
 		return 0;
 	}
-	if (strcmp(value, "yes") == 0) {
+	/* auto (also unset): where the hook switches at all, it switches there too. */
+	if (!value || !*value || strcmp(value, "yes") == 0 || strcmp(value, "auto") == 0) {
 		*ret_vt = 12; /* as hooks/70-switch-vt */
 		return 0;
 	}

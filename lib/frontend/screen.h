@@ -36,8 +36,9 @@ struct hib_screen_facts {
  * console or a pseudo-terminal there is no virtual console: -ENOTTY. */
 int hib_screen_front(const char *root, unsigned *ret_vt, struct hib_error *err);
 
-/* switch-vt's value (no, yes, or 1-63) as its console: 0 for no, 12 for yes;
- * -EINVAL for anything else. */
+/* switch-vt's value (auto, no, yes, or 1-63) as the console the hook switches
+ * to: 0 for no, 12 for yes and for auto (also unset: the default); -EINVAL
+ * for anything else. */
 int hib_screen_switch_vt(const char *value, unsigned *ret_vt);
 
 enum hib_screen_use hib_screen_choose(const struct hib_screen_facts *f);

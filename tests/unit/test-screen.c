@@ -72,10 +72,15 @@ static void switch_vt_values(void **state)
 	(void)state;
 	assert_int_equal(hib_screen_switch_vt("no", &vt), 0);
 	assert_int_equal(vt, 0);
+	/* auto, the default (unset): the hook's console when it switches. */
+	assert_int_equal(hib_screen_switch_vt("auto", &vt), 0);
+	assert_int_equal(vt, 12);
+	vt = 99;
 	assert_int_equal(hib_screen_switch_vt("", &vt), 0);
-	assert_int_equal(vt, 0);
+	assert_int_equal(vt, 12);
+	vt = 99;
 	assert_int_equal(hib_screen_switch_vt(NULL, &vt), 0);
-	assert_int_equal(vt, 0);
+	assert_int_equal(vt, 12);
 	assert_int_equal(hib_screen_switch_vt("yes", &vt), 0);
 	assert_int_equal(vt, 12);
 	assert_int_equal(hib_screen_switch_vt("8", &vt), 0);
