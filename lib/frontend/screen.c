@@ -61,6 +61,13 @@ int hib_screen_switch_vt(const char *value, unsigned *ret_vt)
 	return vt_number(value, ret_vt);
 }
 
+const char *hib_screen_switch_resolve(const char *value, bool front_graphics)
+{
+	if (value && *value && strcmp(value, "auto") != 0)
+		return value;
+	return front_graphics ? "12" : "no";
+}
+
 enum hib_screen_use hib_screen_choose(const struct hib_screen_facts *f)
 {
 	/* A display server's console: its picture stays, nothing is drawn over it. */

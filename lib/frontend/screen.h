@@ -43,4 +43,9 @@ int hib_screen_switch_vt(const char *value, unsigned *ret_vt);
 
 enum hib_screen_use hib_screen_choose(const struct hib_screen_facts *f);
 
+/* switch-vt's value as the hooks get it (HIBERNATE_SWITCH_VT): auto (also
+ * unset) becomes "12" when a display server draws the console in front
+ * (@front_graphics), else "no"; any other value is handed on as it is. */
+const char *hib_screen_switch_resolve(const char *value, bool front_graphics);
+
 #endif

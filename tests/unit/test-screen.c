@@ -91,6 +91,20 @@ static void switch_vt_values(void **state)
 	assert_int_equal(hib_screen_switch_vt("64", &vt), -EINVAL);
 }
 
+static void switch_resolve(void **state)
+{
+	(void)state;
+	/* auto, the default: 12 only away from a display server's console. */
+	assert_string_equal(hib_screen_switch_resolve("auto", true), "12");
+	assert_string_equal(hib_screen_switch_resolve("auto", false), "no");
+	assert_string_equal(hib_screen_switch_resolve("", true), "12");
+	assert_string_equal(hib_screen_switch_resolve(NULL, false), "no");
+	/* The person's choice stands. */
+	assert_string_equal(hib_screen_switch_resolve("no", true), "no");
+	assert_string_equal(hib_screen_switch_resolve("yes", false), "yes");
+	assert_string_equal(hib_screen_switch_resolve("8", true), "8");
+}
+
 static void choose(void **state)
 {
 	struct hib_screen_facts f;
@@ -126,6 +140,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(front_console),
 		cmocka_unit_test(switch_vt_values),
+		cmocka_unit_test(switch_resolve),
 		cmocka_unit_test(choose),
 	};
 

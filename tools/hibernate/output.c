@@ -65,6 +65,25 @@ static void screen_write(struct output *o, const char *s)
 		output_screen_close_fd(o);
 }
 
+bool output_front_graphics(void)
+{
+	struct hib_error err;
+	unsigned vt;
+	char dev[32];
+	int fd, mode = KD_TEXT;
+	bool graphics;
+
+	if (hib_screen_front(NULL, &vt, &err) < 0)
+		return false;
+	snprintf(dev, sizeof(dev), "/dev/tty%u", vt);
+	fd = open(dev, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	graphics = ioctl(fd, KDGETMODE, &mode) == 0 && mode == KD_GRAPHICS;
+	close(fd);
+	return graphics;
+}
+
 void output_screen_open(struct control *ctl)
 {
 	struct hib_screen_facts f = { 0 };

@@ -136,6 +136,8 @@ void output_splash_message(struct control *ctl, const char *msg);
 /* Before the write: the console in front as the cycle's screen, if
  * lib/frontend/screen.h says so (out.screen_fd); closed by output_screen_close. */
 void output_screen_open(struct control *ctl);
+/* Whether a display server draws the console in front (KD_GRAPHICS). */
+bool output_front_graphics(void);
 void output_screen_close(struct control *ctl);
 /* hib_stats_fn: the STATS line at info; @ud is the struct control. */
 void output_stats(enum hib_stats_side side, const struct hib_stats *st, void *ud);
@@ -253,6 +255,7 @@ struct hooks_run {
 	bool collected; /* hib_hooks_collect succeeded */
 	char msg[1024]; /* why a pre stopped the run, "" when it did not say */
 	char *env[64];
+	char switch_vt_env[64]; /* HIBERNATE_SWITCH_VT= with auto resolved */
 	char dirs_buf[4096];
 	const char *dirs[9];
 };
