@@ -49,11 +49,15 @@ static void output_screen_close_fd(struct output *o)
 {
 	if (o->screen_fd < 0)
 		return;
-	if (o->screen_bar)
+	/* switch-vt's console left empty: the next cycle's switch shows no
+	 * lines of this one before its own. */
+	if (o->screen_clear)
+		(void)!write(o->screen_fd, "\033[H\033[2J", 7);
+	else if (o->screen_bar)
 		(void)!write(o->screen_fd, "\n", 1);
 	close(o->screen_fd);
 	o->screen_fd = -1;
-	o->screen_bar = false;
+	o->screen_bar = o->screen_clear = false;
 }
 
 static void screen_write(struct output *o, const char *s)
@@ -116,6 +120,7 @@ void output_screen_open(struct control *ctl)
 	}
 	ctl->out.screen_fd = fd;
 	ctl->out.screen_bar = false;
+	ctl->out.screen_clear = use == HIB_SCREEN_DRAW_CLEAR;
 	/* switch-vt's console: the cycle alone on it, from the top. */
 	screen_write(&ctl->out, use == HIB_SCREEN_DRAW_CLEAR ? "\033[H\033[2J" : "\r\n");
 	tlog(ctl, HIB_LOG_INFO, "showing the cycle on %s", dev);

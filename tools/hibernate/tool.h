@@ -75,7 +75,8 @@ struct output {
 	 * not it (systemctl hibernate: switch-vt's console): the bar, the lines
 	 * and the cancel hint drawn there too, Esc read there. -1: none. */
 	int screen_fd;
-	bool screen_bar; /* the bar is on the screen's last line */
+	bool screen_bar;   /* the bar is on the screen's last line */
+	bool screen_clear; /* switch-vt's console: cleared when opened and closed */
 };
 
 struct control {
