@@ -197,6 +197,7 @@ void output_log(enum hib_loglevel level, const char *msg, void *ud)
 	output_kmsg(ctl, level, msg);
 	if (o->progress_tty && o->progress_last_pct >= 0)
 		fputc('\n', stderr), o->progress_last_pct = -1;
+	o->bar_len = 0; /* the next bar starts a line */
 	fprintf(stderr, "hibernate: %s%s\n", level == HIB_LOG_WARN ? "warning: " : "", msg);
 	if (o->screen_fd >= 0 && level <= HIB_LOG_PROGRESS) {
 		char line[1200];
@@ -247,6 +248,7 @@ void bad_usage(const char *fmt, ...)
 void output_progress_start(struct control *ctl)
 {
 	ctl->out.progress_last_pct = -1;
+	ctl->out.bar_len = 0;
 	ctl->out.progress_t0 = now_ms();
 }
 
@@ -259,7 +261,7 @@ static void progress_bar(struct output *o, const char *what, bool writing, uint6
 	double mbs = el ? (double)done / 1048576.0 / ((double)el / 1000.0) : 0;
 	bool hint = writing && o->cancel_hint && done < total;
 	char bar[21], left[48] = "", line[160];
-	int fill = pct * 20 / 100;
+	int fill = pct * 20 / 100, n;
 
 	memset(bar, '#', (size_t)fill);
 	memset(bar + fill, '.', (size_t)(20 - fill));
@@ -269,8 +271,17 @@ static void progress_bar(struct output *o, const char *what, bool writing, uint6
 		unsigned s = (unsigned)(t < 5999 ? t : 5999);
 		snprintf(left, sizeof(left), " %2u:%02u left", s / 60, s % 60);
 	}
-	snprintf(line, sizeof(line), "\r%s [%s] %3d%% %6.1f MiB/s%-10s%s%s%s", what, bar, pct, mbs,
-		 left, hint ? "  " : "", hint ? o->cancel_hint : "", done >= total ? "\n" : "");
+	n = snprintf(line, sizeof(line), "\r%s [%s] %3d%% %6.1f MiB/s%-10s%s%s", what, bar, pct,
+		     mbs, left, hint ? "  " : "", hint ? o->cancel_hint : "");
+	/* "\r" does not erase: blanks over what a longer bar before left on
+	 * the line (the 100% line has no time left and no hint). */
+	n = n < 0 ? 0 : MIN_INT(n, (int)sizeof(line) - 2);
+	while (n < o->bar_len && n < (int)sizeof(line) - 2)
+		line[n++] = ' ';
+	line[n] = 0;
+	o->bar_len = done >= total ? 0 : n;
+	if (done >= total)
+		line[n++] = '\n', line[n] = 0;
 	if (o->progress_tty) {
 		fputs(line, stderr);
 		o->progress_last_pct = done >= total ? -1 : pct;

@@ -63,7 +63,8 @@ struct output {
 	int kmsg_fd;       /* messages also go to the kernel log; -1: not */
 	bool progress_tty; /* stderr is a terminal: a bar, not lines */
 	uint64_t progress_t0;
-	int progress_last_pct;   /* -1: no bar on the line */
+	int progress_last_pct; /* -1: no bar on the line */
+	int bar_len;           /* the bar on the line: its length, blanked over by a shorter one */
 	const char *cancel_hint; /* the bar's "Esc cancels" while writing; NULL: none */
 	bool loading;            /* a "load" progress came: the resume got past its checks */
 	char last_error[512];    /* the library's last error, shown or not: a record's reason,
