@@ -22,6 +22,7 @@
 
 #include "frontend/hooks.h"
 #include "frontend/location.h"
+#include "frontend/screen.h"
 #include "frontend/systemd.h"
 #include "tool.h"
 #include "util/util.h"
@@ -54,10 +55,30 @@ static void hooks_test_dirs(struct hooks_run *h)
 	h->hc.dirs = h->dirs;
 }
 
+/* switch-vt = auto: 70-switch-vt gets 12 when a display server draws the
+ * console in front (its frozen picture would stay on the screen while the
+ * image is written), else no. Once, before the pres: the posts switch back
+ * by what the pre saved. */
+static void hooks_switch_vt(struct control *ctl, struct hooks_run *h)
+{
+	static const char name[] = "HIBERNATE_SWITCH_VT=";
+	char v[32] = "";
+
+	for (size_t i = 0; h->env[i]; i++) {
+		if (strncmp(h->env[i], name, sizeof(name) - 1) != 0)
+			continue;
+		(void)hib_config_get(&ctl->cfg, "switch-vt", v, sizeof(v));
+		snprintf(h->switch_vt_env, sizeof(h->switch_vt_env), "%s%s", name,
+			 hib_screen_switch_resolve(v, output_front_graphics()));
+		h->env[i] = h->switch_vt_env;
+	}
+}
+
 void hooks_setup(struct control *ctl, struct hooks_run *h, const char *mode, const char *step)
 {
 	*h = (struct hooks_run){ .ctl = ctl };
 	hib_config_hook_env(&ctl->cfg, h->env, ARRAY_SIZE(h->env));
+	hooks_switch_vt(ctl, h);
 	h->hc = (struct hib_hook_config){
 		.env = h->env,
 		.systemd = ctl->cfg.hooks_systemd,
@@ -336,11 +357,13 @@ static int cycle_suspend(struct control *ctl, struct hib_target *t, struct hib_s
 
 	opts->cancel = cancel_requested;
 	opts->cancel_userdata = &cancel;
+	output_screen_open(ctl);
 	cancel_arm(ctl, &cancel);
 	log_start(ctl, hib_target_name(t), cancel_what(&cancel));
 	output_progress_start(ctl);
 	r = hib_suspend(t, *snap, opts, &res->outcome, &res->st);
 	cancel_disarm(ctl, &cancel);
+	output_screen_close(ctl);
 	/* In either world (resumed or not), the passphrase has served its purpose. */
 	secrets_forget_image(s);
 	hib_snapshot_closep(snap);
