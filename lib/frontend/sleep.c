@@ -126,15 +126,16 @@ static size_t battery_list(const struct hib_sleep_power *sp, char *buf, size_t l
 /* The figures into @pl->msg: each battery's charge and rate, the time left. */
 static size_t plan_figures(const struct hib_sleep_power *sp, struct hib_sth_plan *pl)
 {
-	char list[320];
+	char list[320], left[32], asleep[32];
 	int n;
 
 	battery_list(sp, list, sizeof(list));
+	hib_sleep_duration(pl->left_usec, left, sizeof(left));
+	hib_sleep_duration(sp->asleep_usec, asleep, sizeof(asleep));
 	n = snprintf(pl->msg, sizeof(pl->msg),
-		     "suspend-then-hibernate: on %s, %s; %.1f h to %d%%, %.1f h in RAM so far: ",
-		     sp->power->on_ac ? "AC" : "battery", list,
-		     (double)pl->left_usec / USEC_PER_HOUR, (pl->low_permille + 5) / 10,
-		     (double)sp->asleep_usec / USEC_PER_HOUR);
+		     "suspend-then-hibernate: on %s, %s; %s to %d%%, %s in RAM so far: ",
+		     sp->power->on_ac ? "AC" : "battery", list, left, (pl->low_permille + 5) / 10,
+		     asleep);
 	return n < (int)sizeof(pl->msg) ? (size_t)n : sizeof(pl->msg) - 1;
 }
 

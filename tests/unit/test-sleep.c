@@ -316,7 +316,7 @@ static void sth_drain_hibernates_before_low(void **state)
 	assert_int_equal(n[1].action, HIB_SLEEP_SUSPEND);
 	assert_int_equal(n[1].alarm_usec, HOUR_USEC);
 	assert_non_null(strstr(n[1].msg, "BAT0 20.0% at 10.0%/h (learned)"));
-	assert_non_null(strstr(n[1].msg, "1.5 h to 5%"));
+	assert_non_null(strstr(n[1].msg, "1 h 30 min to 5%"));
 	assert_non_null(strstr(n[1].msg, "next wake in 1 h 00 min"));
 	assert_int_equal(n[2].action, HIB_SLEEP_HIBERNATE);
 	assert_string_equal(n[2].step, "hibernate");
