@@ -117,6 +117,7 @@ static bool battery_read(const char *dir, const char *name, struct hib_battery *
 		if (cap < 0 || cap > 100)
 			return false;
 		b->permille = (int)cap * 10;
+		b->coarse = true;
 	}
 	b->id = battery_id(dir, name);
 	if (attr_read(dir, name, "status", status, sizeof(status)) < 0)
@@ -287,12 +288,17 @@ int hib_rate_save(const char *path, const struct hib_rate_store *rs, struct hib_
 unsigned hib_rate_measure(const struct hib_battery *before, const struct hib_battery *after,
 			  uint64_t elapsed_usec, unsigned old)
 {
+	int drop = before->permille - after->permille;
+	int least = before->coarse || after->coarse ? HIB_BATTERY_MEASURE_DROP_COARSE
+						    : HIB_BATTERY_MEASURE_DROP;
 	uint64_t rate;
 
-	if (before->charging || after->charging || after->permille >= before->permille ||
-	    elapsed_usec < MIN_MEASURE_USEC)
+	/* A short interval measures too when the drop is clear: a small one
+	 * would be the gauge's rounding over a short time, a wild rate. */
+	if (before->charging || after->charging || drop <= 0 || elapsed_usec == 0 ||
+	    (elapsed_usec < MIN_MEASURE_USEC && drop < least))
 		return 0;
-	rate = (uint64_t)(before->permille - after->permille) * 3600000000ULL / elapsed_usec;
+	rate = (uint64_t)drop * 3600000000ULL / elapsed_usec;
 	if (rate == 0)
 		rate = 1;
 	if (rate > HIB_BATTERY_RATE_MAX)

@@ -30,6 +30,7 @@ struct hib_battery {
 	bool discharging;   /* status Discharging (or no status: systemd assumes so) */
 	bool charging;      /* status Charging or Full: a reading that learns nothing */
 	int alarm_permille; /* the ACPI alarm (_BTP) as a charge, 0: none */
+	bool coarse;        /* from capacity alone: whole percents (10 per mille steps) */
 };
 
 struct hib_power {
@@ -75,11 +76,19 @@ int hib_rate_load(const char *path, struct hib_rate_store *ret, struct hib_error
  * directory (0755) if needed; -errno with @err. */
 int hib_rate_save(const char *path, const struct hib_rate_store *rs, struct hib_error *err);
 
+/* The least drop that measures a rate over any interval: 1 % of energy_now or
+ * charge_now (far above their gauges' noise), three whole-percent steps of a
+ * battery with capacity alone (one step may be rounding). */
+#define HIB_BATTERY_MEASURE_DROP 10
+#define HIB_BATTERY_MEASURE_DROP_COARSE 30
+
 /*
- * The rate a battery showed between two readings @elapsed_usec apart: 0 when
- * the readings teach nothing (charging at either end, no loss, less than
- * 10 minutes, a rate over HIB_BATTERY_RATE_MAX). Smoothed with @old (0: none)
- * so one odd interval does not swing the estimate.
+ * The rate a battery showed between two readings @elapsed_usec apart, as
+ * systemd computes it, the drop over the time: 0 when the readings teach
+ * nothing (charging at either end, no loss, a drop too small to measure in
+ * less than 10 minutes (HIB_BATTERY_MEASURE_DROP*), a rate over
+ * HIB_BATTERY_RATE_MAX). Smoothed with @old (0: none) so one odd interval
+ * does not swing the estimate.
  */
 unsigned hib_rate_measure(const struct hib_battery *before, const struct hib_battery *after,
 			  uint64_t elapsed_usec, unsigned old);

@@ -95,6 +95,11 @@ bool hib_cancel_device_wanted(const unsigned long *bits, size_t nlongs, unsigned
 	return false;
 }
 
+bool hib_cancel_device_esc(const unsigned long *bits, size_t nlongs, unsigned mask)
+{
+	return (mask & HIB_CANCEL_ESC) && bit_set(bits, nlongs, KEY_ESC);
+}
+
 bool hib_cancel_events(const struct input_event *ev, size_t n, unsigned mask)
 {
 	for (size_t e = 0; e < n; e++) {

@@ -40,6 +40,12 @@ void hib_cancel_keys_format(unsigned mask, char *buf, size_t len);
  * a power key, the sleep button. Esc alone does not make a device watched. */
 bool hib_cancel_device_wanted(const unsigned long *bits, size_t nlongs, unsigned mask);
 
+/* Whether Esc on a device watched for the keys above (a keyboard with a
+ * power key) cancels too: it has KEY_ESC and @mask has esc. Such a device is
+ * grabbed for the write, so its Esc reaches no console: the hint must name
+ * Esc from this, not from the console. */
+bool hib_cancel_device_esc(const unsigned long *bits, size_t nlongs, unsigned mask);
+
 /* Whether @n events of a watched device ask to cancel: a key of @mask going
  * down (value 1). Releases (0) and autorepeats (2) do not: a key held since
  * before the watch began is no request. */

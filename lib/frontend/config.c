@@ -586,7 +586,11 @@ const char *hib_config_key(size_t i, const char **ret_hook_env)
 
 static const char *hook_default(const char *env)
 {
-	/* What the shipped hooks do when not told: nothing but the clock. */
+	/* What the shipped hooks do when not told: nothing but the clock, and
+	 * away from a display server's console (switch-vt = auto, which
+	 * hibernate resolves to 12 or no before the hooks run). */
+	if (strcmp(env, "HIBERNATE_SWITCH_VT") == 0)
+		return "auto";
 	return strcmp(env, "HIBERNATE_CLOCK") == 0 ? "yes" : "no";
 }
 

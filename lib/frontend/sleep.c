@@ -126,15 +126,16 @@ static size_t battery_list(const struct hib_sleep_power *sp, char *buf, size_t l
 /* The figures into @pl->msg: each battery's charge and rate, the time left. */
 static size_t plan_figures(const struct hib_sleep_power *sp, struct hib_sth_plan *pl)
 {
-	char list[320];
+	char list[320], left[32], asleep[32];
 	int n;
 
 	battery_list(sp, list, sizeof(list));
+	hib_sleep_duration(pl->left_usec, left, sizeof(left));
+	hib_sleep_duration(sp->asleep_usec, asleep, sizeof(asleep));
 	n = snprintf(pl->msg, sizeof(pl->msg),
-		     "suspend-then-hibernate: on %s, %s; %.1f h to %d%%, %.1f h in RAM so far: ",
-		     sp->power->on_ac ? "AC" : "battery", list,
-		     (double)pl->left_usec / USEC_PER_HOUR, (pl->low_permille + 5) / 10,
-		     (double)sp->asleep_usec / USEC_PER_HOUR);
+		     "suspend-then-hibernate: on %s, %s; %s to %d%%, %s in RAM so far: ",
+		     sp->power->on_ac ? "AC" : "battery", list, left, (pl->low_permille + 5) / 10,
+		     asleep);
 	return n < (int)sizeof(pl->msg) ? (size_t)n : sizeof(pl->msg) - 1;
 }
 
@@ -190,10 +191,25 @@ static const char *plan_decide(const struct hib_sleep_conf *sc, const struct hib
 	return "the batteries would be low before the next check";
 }
 
+void hib_sleep_duration(uint64_t usec, char *buf, size_t len)
+{
+	uint64_t s = usec / 1000000;
+
+	if (s < 60)
+		snprintf(buf, len, "%" PRIu64 " s", s);
+	else if (s < 3600 && s % 60)
+		snprintf(buf, len, "%" PRIu64 " min %" PRIu64 " s", s / 60, s % 60);
+	else if (s < 3600)
+		snprintf(buf, len, "%" PRIu64 " min", s / 60);
+	else
+		snprintf(buf, len, "%" PRIu64 " h %02" PRIu64 " min", s / 3600, s / 60 % 60);
+}
+
 void hib_sth_plan(const struct hib_sleep_conf *sc, const struct hib_sleep_power *sp,
 		  struct hib_sth_plan *ret)
 {
 	const char *why;
+	char next[32];
 	size_t len;
 
 	*ret = (struct hib_sth_plan){ 0 };
@@ -212,10 +228,11 @@ void hib_sth_plan(const struct hib_sleep_conf *sc, const struct hib_sleep_power 
 	len = plan_figures(sp, ret);
 	if (ret->hibernate)
 		snprintf(ret->msg + len, sizeof(ret->msg) - len, "hibernating now: %s", why);
-	else
-		snprintf(ret->msg + len, sizeof(ret->msg) - len,
-			 "suspending, next wake in %" PRIu64 " min: %s", ret->next_usec / 60000000,
-			 why);
+	else {
+		hib_sleep_duration(ret->next_usec, next, sizeof(next));
+		snprintf(ret->msg + len, sizeof(ret->msg) - len, "suspending, next wake in %s: %s",
+			 next, why);
+	}
 }
 
 /* The hours in RAM @pl allows from now: until the estimate's margin, or the
@@ -233,8 +250,7 @@ static double hours_in_ram(const struct hib_sleep_conf *sc, const struct hib_sth
 static void summary_plan(const struct hib_sleep_conf *sc, const struct hib_sleep_power *sp,
 			 const struct hib_sth_plan *pl, char *buf, size_t len)
 {
-	uint64_t every = sc->suspend_estimation_usec / 60000000;
-	char list[320];
+	char list[320], every[32];
 
 	if (!pl->battery) {
 		snprintf(buf, len,
@@ -242,17 +258,18 @@ static void summary_plan(const struct hib_sleep_conf *sc, const struct hib_sleep
 			 hours_in_ram(sc, pl), sc->delay_set ? "" : " unset: 2 h");
 		return;
 	}
+	hib_sleep_duration(sc->suspend_estimation_usec, every, sizeof(every));
 	battery_list(sp, list, sizeof(list));
 	if (pl->restart_delay) {
 		snprintf(buf, len,
 			 "on AC, %s: stays in RAM while on AC (HibernateOnACPower=no), checking "
-			 "every %" PRIu64 " min",
+			 "every %s",
 			 list, every);
 		return;
 	}
 	snprintf(buf, len,
-		 "on %s, %s: about %.1f h in RAM before hibernating, checking every %" PRIu64
-		 " min%s; firmware battery alarm %s",
+		 "on %s, %s: about %.1f h in RAM before hibernating, checking every %s%s; "
+		 "firmware battery alarm %s",
 		 sp->power->on_ac ? "AC" : "battery", list, hours_in_ram(sc, pl), every,
 		 pl->assumed ? " (no rate learned yet: 20 %/h assumed)" : "",
 		 hib_power_alarm_usable(sp->power) ? "usable"

@@ -98,6 +98,10 @@ struct hib_sth_plan {
 };
 
 /* The plan under @sc with @sp's batteries; used at every wake and by doctor. */
+/* @usec as the decision line says it, in a unit right for its length: "30 s",
+ * "1 min 30 s", "15 min", "1 h 00 min" (to the second, rounded down). */
+void hib_sleep_duration(uint64_t usec, char *buf, size_t len);
+
 void hib_sth_plan(const struct hib_sleep_conf *sc, const struct hib_sleep_power *sp,
 		  struct hib_sth_plan *ret);
 

@@ -49,7 +49,12 @@ static inline void hib_ioq_freep(struct hib_ioq **q)
 {
 	hib_ioq_free(*q);
 }
+/* With io_uring at first and still (a stalled queue goes on by pread/pwrite:
+ * see ioq.c's IOQ_STALL_USEC). */
 bool hib_ioq_is_uring(const struct hib_ioq *q);
+/* Tests only: the stall after @stall_usec, and (@hold_fd >= 0) the next
+ * request held behind a read of @hold_fd, as one a frozen worker never runs. */
+void hib_ioq_test_stall(struct hib_ioq *q, unsigned stall_usec, int hold_fd);
 /* Requests queued whose done has not been called yet. */
 unsigned hib_ioq_inflight(const struct hib_ioq *q);
 
@@ -66,7 +71,9 @@ int hib_ioq_write(struct hib_ioq *q, const void *buf, size_t len, uint64_t off, 
 /* Send what is queued. */
 int hib_ioq_submit(struct hib_ioq *q);
 /* Send what is queued and report what has completed; with @wait, first
- * block until the kernel completes something, if anything is in flight. */
+ * block until the kernel completes something, if anything is in flight, or
+ * the queue stalls (then it falls back to pread/pwrite, or fails with
+ * -ETIMEDOUT if requests neither complete nor cancel). */
 int hib_ioq_reap(struct hib_ioq *q, bool wait);
 /* The same, waiting at most @usec for that first completion. */
 int hib_ioq_reap_timeout(struct hib_ioq *q, unsigned usec);

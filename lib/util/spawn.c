@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util/error.h"
@@ -41,14 +40,6 @@ struct plumbing {
 	sigset_t none;
 	char *const *envp;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void close_fd(int *fd)
 {
@@ -208,7 +199,7 @@ static bool take_output(int fd, const struct hib_spawn *sp, struct hib_spawn_res
 
 static int poll_wait(uint64_t deadline, bool stop, bool blind)
 {
-	uint64_t now = now_ms();
+	uint64_t now = hib_now_ms();
 	int64_t wait = -1;
 
 	if (deadline)
@@ -233,7 +224,7 @@ static int await_child(const struct hib_spawn *sp, pid_t pid, int out_r, uint64_
 			break;
 		if (sp->stop && sp->stop(sp->userdata))
 			r = -EINTR;
-		else if (deadline && now_ms() >= deadline)
+		else if (deadline && hib_now_ms() >= deadline)
 			r = -ETIME;
 		if (r) {
 			end_child(pid, status);
@@ -272,7 +263,7 @@ static int fork_child(const struct hib_spawn *sp, struct plumbing *pl, pid_t *re
 int hib_spawn_run(const struct hib_spawn *sp, struct hib_spawn_result *ret, struct hib_error *err)
 {
 	const char *prog = sp->argv && sp->argv[0] ? sp->argv[0] : "(no program)";
-	uint64_t deadline = sp->timeout_ms ? now_ms() + sp->timeout_ms : 0;
+	uint64_t deadline = sp->timeout_ms ? hib_now_ms() + sp->timeout_ms : 0;
 	struct hib_spawn_result res = { 0 };
 	struct plumbing pl;
 	int r, status = 0;

@@ -263,9 +263,9 @@ static void rate_measure(void **state)
 	(void)state;
 	assert_int_equal(hib_rate_measure(&a, &b, HOUR, 0), 30); /* 3 %/h */
 	assert_int_equal(hib_rate_measure(&a, &b, HOUR / 2, 0), 60);
-	assert_int_equal(hib_rate_measure(&a, &b, HOUR, 50), 40);              /* smoothed */
-	assert_int_equal(hib_rate_measure(&a, &b, 5ULL * 60 * 1000000, 0), 0); /* too short */
-	assert_int_equal(hib_rate_measure(&b, &a, HOUR, 0), 0);                /* it rose */
+	assert_int_equal(hib_rate_measure(&a, &b, HOUR, 50), 40);                /* smoothed */
+	assert_int_equal(hib_rate_measure(&a, &b, 5ULL * 60 * 1000000, 0), 360); /* 3 %: clear */
+	assert_int_equal(hib_rate_measure(&b, &a, HOUR, 0), 0);                  /* it rose */
 	b.charging = true;
 	assert_int_equal(hib_rate_measure(&a, &b, HOUR, 0), 0);
 	b.charging = false;
@@ -275,6 +275,51 @@ static void rate_measure(void **state)
 	a.permille = 501;
 	b.permille = 500;
 	assert_int_equal(hib_rate_measure(&a, &b, 10 * HOUR, 0), 1); /* slow, not nothing */
+}
+
+/* Short intervals measure when the drop is clear, as SuspendEstimationSec=30s
+ * would have it; a small one, or a wild rate, teaches nothing. */
+static void rate_measure_short(void **state)
+{
+	struct hib_battery a = { .permille = 600, .discharging = true };
+	struct hib_battery b = { .permille = 590, .discharging = true };
+	uint64_t sec = 1000000;
+
+	(void)state;
+	assert_int_equal(hib_rate_measure(&a, &b, 30 * sec, 0), 1200); /* 1 % of energy in 30 s */
+	assert_int_equal(hib_rate_measure(&a, &b, 60 * sec, 0), 600);
+	b.permille = 595;
+	assert_int_equal(hib_rate_measure(&a, &b, 30 * sec, 0), 0); /* 0.5 %: the gauge's noise */
+	assert_int_equal(hib_rate_measure(&a, &b, 10 * 60 * sec, 0), 30); /* 10 min: any drop */
+	/* capacity alone: three whole-percent steps, not two */
+	a.coarse = b.coarse = true;
+	b.permille = 580;
+	assert_int_equal(hib_rate_measure(&a, &b, 60 * sec, 0), 0);
+	b.permille = 570;
+	assert_int_equal(hib_rate_measure(&a, &b, 60 * sec, 0), 1800);
+	assert_int_equal(hib_rate_measure(&a, &b, 30 * sec, 0), 0); /* 360 %/h: bogus */
+	assert_int_equal(hib_rate_measure(&a, &b, 0, 0), 0);
+}
+
+/* A sequence of 30 s wakes: nothing learned from a small drop, the rate from
+ * the first clear one, then smoothed. */
+static void rate_learn_wakes(void **state)
+{
+	static const int charge[] = { 130, 125, 115, 105, 104 };
+	static const unsigned want[] = { 0, 0, 1125, 1163, 1163 };
+	struct hib_rate_store rs = { 0 };
+	struct hib_power before = { .n = 1 }, after = { .n = 1 };
+
+	(void)state;
+	before.bat[0] = (struct hib_battery){ .name = "BAT0", .id = 7, .discharging = true };
+	after.bat[0] = before.bat[0];
+	for (size_t i = 1; i < sizeof(charge) / sizeof(charge[0]); i++) {
+		before.bat[0].permille = charge[i - 1];
+		after.bat[0].permille = charge[i];
+		assert_int_equal(hib_rate_learn(&rs, &before, &after, i == 2 ? 32000000 : 30000000),
+				 want[i] != want[i - 1]);
+		assert_int_equal(hib_rate_get(&rs, 7), want[i]);
+	}
 }
 
 static void rate_store(void **state)
@@ -344,6 +389,8 @@ int main(void)
 		T(bogus_values),
 		T(battery_identity),
 		T(rate_measure),
+		T(rate_measure_short),
+		T(rate_learn_wakes),
 		T(rate_store),
 		T(rate_learn),
 	};

@@ -111,6 +111,12 @@ static void devices(void **state)
 	assert_false(hib_cancel_device_wanted(none, n, BOTH | HIB_CANCEL_SLEEP));
 	/* A short bitmap (an old kernel's EVIOCGBIT) ends before KEY_POWER: not wanted. */
 	assert_false(hib_cancel_device_wanted(power, KEY_POWER / (8 * sizeof(long)), BOTH));
+	/* A watched keyboard's Esc cancels too (QEMU's PS/2 keyboard has a power
+	 * key: under systemctl hibernate the cycle said only "the power button
+	 * cancels" while Esc on it cancelled); the power button has no Esc. */
+	assert_true(hib_cancel_device_esc(kbd_power, n, BOTH));
+	assert_false(hib_cancel_device_esc(kbd_power, n, HIB_CANCEL_POWER));
+	assert_false(hib_cancel_device_esc(power, n, BOTH));
 }
 
 static void names(void **state)

@@ -436,6 +436,30 @@ static void test_knobs_absent_by_default(void **state)
 	fclose(fp);
 }
 
+/* doctor looks for the resume step's command, "/hibernate resume", in the
+ * initramfs, where the binary is too: the binary must not carry it, or an
+ * initramfs without the step would pass. */
+static void binary_lacks_resume_step_command(void **state)
+{
+	static const char step[] = "/hibernate resume";
+	FILE *fp = fopen(bin(), "rb");
+	static char buf[1 << 16];
+	size_t n, keep = 0;
+
+	(void)state;
+	assert_non_null(fp);
+	while ((n = fread(buf + keep, 1, sizeof(buf) - keep, fp)) > 0) {
+		n += keep;
+		if (memmem(buf, n, step, sizeof(step) - 1))
+			fail_msg("%s carries \"%s\": doctor would find it in any initramfs "
+				 "holding the binary",
+				 bin(), step);
+		keep = n < 32 ? n : 32;
+		memmove(buf, buf + n - keep, keep);
+	}
+	fclose(fp);
+}
+
 /* The device may come from the config file. */
 static void config_device_used(void **state)
 {
@@ -1036,6 +1060,7 @@ int main(void)
 		FX(config_writable_by_others_refused),
 		FX(second_hibernate_refused),
 		FX(test_knobs_absent_by_default),
+		FX(binary_lacks_resume_step_command),
 		FX(config_device_used),
 		FX(require_encryption_default_follows_encryption),
 		FX(hibernate_refuses_plain_image_when_encryption_required),

@@ -25,6 +25,7 @@
 #include "frontend/location.h"
 #include "frontend/setupstate.h"
 #include "helpers.h"
+#include "initrd-build.h"
 
 struct fx {
 	char root[64];
@@ -732,27 +733,76 @@ static void random_key_crypt_swap_is_not_checked_on_files(void **state)
 		assert_string_not_equal(f->seen[i], "encrypted-swap");
 }
 
-static void initramfs_with_resume_step_passes(void **state)
+/* The running kernel's /boot/initrd.img as Debian writes it: an early
+ * uncompressed cpio, then the main one compressed; @magic instead of the
+ * main archive when given. */
+static void put_initrd(struct fx *f, const char *script, const char *magic, char *rel)
 {
-	struct fx *f = *state;
-	char rel[256], body[8192];
+	struct tbuf b = { 0 }, m = { 0 };
+	char path[512];
 	FILE *p = popen("uname -r", "r");
 
 	assert_non_null(p);
-	assert_non_null(fgets(rel, sizeof(rel), p));
+	assert_non_null(fgets(rel, 256, p));
 	pclose(p);
 	rel[strcspn(rel, "\n")] = 0;
-	/* The words straddle the 4 KiB read boundary on purpose. */
-	memset(body, 'x', sizeof(body));
-	memcpy(body + 4090, "hibernate resume", 16);
-	body[sizeof(body) - 1] = 0;
-	{
-		char path[512];
-		snprintf(path, sizeof(path), "/boot/initrd.img-%s", rel);
-		put(f, path, body);
-	}
+	cpio_archive(&b, "kernel/x86/microcode/AuthenticAMD.bin", "ucode", 5);
+	cpio_archive(&m, "scripts/local-premount/hibernate", script, strlen(script));
+	if (magic)
+		tb_put(&b, magic, strlen(magic));
+	else
+		zstd_append(&b, &m);
+	snprintf(path, sizeof(path), "%s/boot", f->root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/boot/initrd.img-%s", f->root, rel);
+	tb_write(&b, path);
+	free(b.p);
+	free(m.p);
+}
+
+static void initramfs_with_resume_step_passes(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+	char rel[256];
+
+	put_initrd(f, "/usr/sbin/hibernate resume \"$@\"\n", NULL, rel);
 	run(f, "resume=/dev/vda1");
-	assert_int_equal(verdict_of(f, "initramfs", NULL), HIB_DOCTOR_PASS);
+	assert_int_equal(verdict_of(f, "initramfs", &msg), HIB_DOCTOR_PASS);
+	assert_non_null(strstr(msg, "zstd-compressed, found in the main archive"));
+}
+
+/* Looked into whole, and the step is not there: the fix, not "may be". */
+static void initramfs_without_resume_step_warns(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+	char rel[256], fix[300];
+
+	/* The binary's own messages name the step without its path: not it. */
+	put_initrd(f, "warn \"hibernate resume failed\"; /usr/sbin/hibernate config location\n",
+		   NULL, rel);
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "initramfs", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "does not run hibernate resume"));
+	snprintf(fix, sizeof(fix), "update-initramfs -u -k %s", rel);
+	assert_non_null(strstr(msg, fix));
+	assert_null(strstr(msg, "may be"));
+}
+
+/* gzip is not linked: the WARN names it and the command to check. */
+static void initramfs_gzip_is_named(void **state)
+{
+	struct fx *f = *state;
+	const char *msg = "";
+	char rel[256];
+
+	put_initrd(f, "", "\x1f\x8b\x08", rel);
+	run(f, "resume=/dev/vda1");
+	assert_int_equal(verdict_of(f, "initramfs", &msg), HIB_DOCTOR_WARN);
+	assert_non_null(strstr(msg, "compressed with gzip"));
+	assert_non_null(strstr(msg, "lsinitramfs"));
+	assert_null(strstr(msg, "does not run"));
 }
 
 /* The sleep section: what suspend-then-hibernate would do now, from the
@@ -842,6 +892,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(random_key_crypt_swap_is_not_checked_on_files,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(initramfs_with_resume_step_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(initramfs_without_resume_step_warns, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(initramfs_gzip_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(encryption_policy_and_key_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(kernel_resume_before_ours_warns, setup, teardown),
 		cmocka_unit_test_setup_teardown(sleep_section, setup, teardown),

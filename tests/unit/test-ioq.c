@@ -413,6 +413,50 @@ static void free_waits_for_the_kernel(void **state)
 	c->q = NULL;
 }
 
+/*
+ * A request that never completes (held behind a read of an empty pipe, as one
+ * punted to a frozen io-wq worker would be): after the stall it is cancelled
+ * and written by pwrite, the other request completes as usual, and the queue
+ * goes on by pwrite. The cancelled write never comes back later.
+ */
+static void stalled_request_falls_back_to_pwrite(void **state)
+{
+	struct ioq_case *c = *state;
+	struct hib_ioq *q;
+	uint64_t t0;
+	int p[2];
+
+	if (c->mode != HIB_IO_AUTO || !uring_here())
+		skip();
+	q = case_queue(c, c->fd, 4);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pattern(c->b, 12 * P, 5);
+	hib_ioq_test_stall(q, 300000, p[0]);
+	assert_int_equal(hib_ioq_write(q, c->b, 4 * P, 0, TAG(0)), 0); /* held */
+	assert_int_equal(hib_ioq_write(q, c->b + 4 * P, 4 * P, 4 * P, TAG(1)), 0);
+	t0 = hib_now_ms();
+	assert_int_equal(hib_ioq_drain(q), 0);
+	assert_true(hib_now_ms() - t0 >= 300);
+	expect_done(&c->s, 0, 2, 0);
+	assert_false(hib_ioq_is_uring(q));
+	assert_int_equal(hib_ioq_write(q, c->b + 8 * P, 4 * P, 8 * P, TAG(2)), 0);
+	expect_done(&c->s, 2, 1, 0); /* by pwrite, at once */
+	assert_int_equal(pread(c->fd, c->a, 12 * P, 0), (ssize_t)(12 * P));
+	assert_memory_equal(c->a, c->b, 12 * P);
+	/* Unheld now, a write not cancelled would land on what is written since. */
+	memset(c->a, 0x5a, 4 * P);
+	assert_int_equal(pwrite(c->fd, c->a, 4 * P, 0), (ssize_t)(4 * P));
+	assert_int_equal(write(p[1], "x", 1), 1);
+	usleep(100000);
+	hib_ioq_free(q);
+	c->q = NULL;
+	assert_int_equal(pread(c->fd, c->b, 4 * P, 0), (ssize_t)(4 * P));
+	assert_memory_equal(c->a, c->b, 4 * P);
+	assert_int_equal(c->s.calls, 3);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* Through a block device, in both modes: what is written reads back, and
  * transfers across its end stop there (-ENOSPC writing, -EIO reading). */
 static void loop_device_reads_writes_and_ends(void **state)
@@ -468,6 +512,7 @@ int main(void)
 		CASE(short_writes_are_sent_again),
 		CASE(errors_reach_done_with_their_tags),
 		CASE(free_waits_for_the_kernel),
+		CASE(stalled_request_falls_back_to_pwrite),
 #undef CASE
 	};
 	enum { N = ARRAY_SIZE(file_cases) * ARRAY_SIZE(modes) };

@@ -221,6 +221,29 @@ static void busctl_reply(void **state)
 	assert_int_equal(hib_busctl_parse_string("s \"yes\"", buf, 8), -EBADMSG);
 }
 
+/* Which service a process runs in, from /proc/PID/cgroup: the one the
+ * working set's restore must leave for a scope of its own. */
+static void cgroup_service_named(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_true(hib_cgroup_service("0::/system.slice/systemd-suspend-then-hibernate.service\n",
+				       buf, sizeof(buf)));
+	assert_string_equal(buf, "systemd-suspend-then-hibernate.service");
+	assert_true(
+		hib_cgroup_service("12:pids:/x\n1:name=systemd:/system.slice/hibernate.service\n"
+				   "0::/\n",
+				   buf, sizeof(buf)));
+	assert_string_equal(buf, "hibernate.service");
+	assert_false(hib_cgroup_service("0::/user.slice/user-0.slice/session-2.scope\n", buf,
+					sizeof(buf)));
+	assert_false(hib_cgroup_service("0::/\n", buf, sizeof(buf)));
+	assert_false(hib_cgroup_service("", buf, sizeof(buf)));
+	assert_false(hib_cgroup_service("0::/.service\n", buf, sizeof(buf)));
+	assert_false(hib_cgroup_service("0::/system.slice/a-very-long-name.service\n", buf, 8));
+}
+
 /* ---- suspend-then-hibernate over sequences of wakes ------------------------ */
 
 #define MIN_USEC (60ULL * 1000000)
@@ -293,13 +316,58 @@ static void sth_drain_hibernates_before_low(void **state)
 	assert_int_equal(n[1].action, HIB_SLEEP_SUSPEND);
 	assert_int_equal(n[1].alarm_usec, HOUR_USEC);
 	assert_non_null(strstr(n[1].msg, "BAT0 20.0% at 10.0%/h (learned)"));
-	assert_non_null(strstr(n[1].msg, "1.5 h to 5%"));
-	assert_non_null(strstr(n[1].msg, "next wake in 60 min"));
+	assert_non_null(strstr(n[1].msg, "1 h 30 min to 5%"));
+	assert_non_null(strstr(n[1].msg, "next wake in 1 h 00 min"));
 	assert_int_equal(n[2].action, HIB_SLEEP_HIBERNATE);
 	assert_string_equal(n[2].step, "hibernate");
 	assert_non_null(strstr(n[2].msg, "BAT0 10.0%"));
 	assert_non_null(strstr(n[2].msg, "hibernating now: the batteries would be low"));
 	assert_true(l.power.bat[0].permille > HIB_STH_LOW_PERMILLE);
+}
+
+/* Durations in the unit right for their length, never "0 min". */
+static void sleep_duration_units(void **state)
+{
+	static const struct {
+		uint64_t usec;
+		const char *want;
+	} t[] = {
+		{ 0, "0 s" },
+		{ 30 * 1000000ULL + 999999, "30 s" },
+		{ 90 * 1000000ULL, "1 min 30 s" },
+		{ 15 * MIN_USEC, "15 min" },
+		{ HOUR_USEC, "1 h 00 min" },
+		{ HOUR_USEC + 5 * MIN_USEC + 59 * 1000000ULL, "1 h 05 min" },
+		{ 26 * HOUR_USEC, "26 h 00 min" },
+	};
+	char buf[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		hib_sleep_duration(t[i].usec, buf, sizeof(buf));
+		assert_string_equal(buf, t[i].want);
+	}
+}
+
+/* SuspendEstimationSec=30s, 1 % lost a check (120 %/h): the line says 30 s,
+ * and the rate learned from that one short suspend decides the hibernation. */
+static void sth_short_interval_learns(void **state)
+{
+	struct hib_sleep_conf sc;
+	struct hib_sleep_next n[6];
+	struct laptop l;
+
+	(void)state;
+	hib_sleep_conf_init(&sc);
+	sc.suspend_estimation_usec = 30 * 1000000ULL;
+	laptop_init(&l, 130, 1200, false);
+	assert_int_equal(sth_walk(&sc, &l, n, 6), 2);
+	assert_int_equal(n[0].action, HIB_SLEEP_SUSPEND);
+	assert_non_null(strstr(n[0].msg, "at 20.0%/h (assumed"));
+	assert_non_null(strstr(n[0].msg, "next wake in 30 s: the next check"));
+	assert_int_equal(n[1].action, HIB_SLEEP_HIBERNATE);
+	assert_non_null(strstr(n[1].msg, "BAT0 12.0% at 120.0%/h (learned)"));
+	assert_non_null(strstr(n[1].msg, "hibernating now: the batteries would be low"));
 }
 
 /* On AC with HibernateOnACPower=no: in RAM for as long as it lasts, checking
@@ -449,12 +517,15 @@ int main(void)
 		cmocka_unit_test(user_slice_rules),
 		cmocka_unit_test(op_names_round_trip),
 		cmocka_unit_test(busctl_reply),
+		cmocka_unit_test(cgroup_service_named),
 		cmocka_unit_test(sth_drain_hibernates_before_low),
 		cmocka_unit_test(sth_on_ac_stays_suspended),
 		cmocka_unit_test(sth_no_battery_timer),
 		cmocka_unit_test(sth_no_estimate_is_conservative),
 		cmocka_unit_test(sth_battery_alarm_wake_hibernates),
 		cmocka_unit_test(sth_delay_end_within_seconds),
+		cmocka_unit_test(sleep_duration_units),
+		cmocka_unit_test(sth_short_interval_learns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

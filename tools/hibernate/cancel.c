@@ -26,29 +26,30 @@
 
 /* ---- Esc on the console --------------------------------------------------- */
 
-/* Raw, non-blocking keys from the console for the length of the write. */
-static void tty_arm(struct cancel_watch *c)
+/* Raw, non-blocking keys from a terminal for the length of the write; true
+ * when it is. */
+static bool tty_arm(int fd, struct termios *saved)
 {
 	struct termios tio;
 
-	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &c->saved) < 0)
-		return;
-	tio = c->saved;
+	if (fd < 0 || !isatty(fd) || tcgetattr(fd, saved) < 0)
+		return false;
+	tio = *saved;
 	tio.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
 	tio.c_cc[VMIN] = 0;
 	tio.c_cc[VTIME] = 0;
 	/* An Esc typed before the cycle started is not a request to cancel it. */
-	tcflush(STDIN_FILENO, TCIFLUSH);
-	c->tty = tcsetattr(STDIN_FILENO, TCSANOW, &tio) == 0;
+	tcflush(fd, TCIFLUSH);
+	return tcsetattr(fd, TCSANOW, &tio) == 0;
 }
 
-static bool tty_esc(void)
+static bool tty_esc(int fd)
 {
-	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 	char buf[64];
 
 	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
-		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n <= 0)
 			return false;
 		if (memchr(buf, 0x1b, (size_t)n))
@@ -73,7 +74,7 @@ static bool input_read(int fd, unsigned keys, bool *ret_gone)
 }
 
 /* /dev/input/@name, when its keys make it one to watch: grabbed, drained, open. */
-static int input_open(struct control *ctl, int dir, const char *name, unsigned keys)
+static int input_open(struct control *ctl, int dir, const char *name, unsigned keys, bool *ret_esc)
 {
 	unsigned long bits[HIB_KEY_BITS_LONGS] = { 0 };
 	char label[128] = "";
@@ -98,6 +99,7 @@ static int input_open(struct control *ctl, int dir, const char *name, unsigned k
 	}
 	/* A press from before the cycle is no request to cancel it. */
 	input_read(fd, 0, &gone);
+	*ret_esc |= hib_cancel_device_esc(bits, ARRAY_SIZE(bits), keys);
 	tlog(ctl, HIB_LOG_INFO, "watching " INPUT_DIR "/%s (%s) while the image is written", name,
 	     label);
 	return fd;
@@ -117,7 +119,7 @@ static void inputs_arm(struct control *ctl, struct cancel_watch *c)
 
 		if (strncmp(de->d_name, "event", 5) != 0)
 			continue;
-		fd = input_open(ctl, dirfd(d), de->d_name, c->keys);
+		fd = input_open(ctl, dirfd(d), de->d_name, c->keys, &c->input_esc);
 		if (fd >= 0)
 			c->input[c->n_input++] = fd;
 	}
@@ -130,18 +132,25 @@ void cancel_arm(struct control *ctl, struct cancel_watch *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->keys = ctl->cfg.cancel ? ctl->cfg.cancel_keys : 0;
-	if (c->keys & HIB_CANCEL_ESC)
-		tty_arm(c);
+	c->screen_fd = ctl->out.screen_fd;
+	if (c->keys & HIB_CANCEL_ESC) {
+		c->tty = tty_arm(STDIN_FILENO, &c->saved);
+		c->screen = tty_arm(c->screen_fd, &c->screen_saved);
+	}
 	if (c->keys & HIB_CANCEL_INPUT_KEYS)
 		inputs_arm(ctl, c);
-	ctl->out.cancel_hint = c->tty ? "Esc cancels" : c->n_input ? "Power cancels" : NULL;
+	ctl->out.cancel_hint = c->tty || c->screen || c->input_esc ? "Esc cancels"
+			       : c->n_input                        ? "Power cancels"
+								   : NULL;
 }
 
 void cancel_disarm(struct control *ctl, struct cancel_watch *c)
 {
 	if (c->tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &c->saved);
-	c->tty = false;
+	if (c->screen)
+		tcsetattr(c->screen_fd, TCSANOW, &c->screen_saved);
+	c->tty = c->screen = false;
 	for (size_t i = 0; i < c->n_input; i++) {
 		if (c->input[i] < 0)
 			continue;
@@ -149,6 +158,7 @@ void cancel_disarm(struct control *ctl, struct cancel_watch *c)
 		close(c->input[i]);
 	}
 	c->n_input = 0;
+	c->input_esc = false;
 	ctl->out.cancel_hint = NULL;
 }
 
@@ -159,7 +169,7 @@ bool cancel_requested(void *ud)
 
 	if (run_stop_signal)
 		return true;
-	if (c->tty && tty_esc())
+	if ((c->tty && tty_esc(STDIN_FILENO)) || (c->screen && tty_esc(c->screen_fd)))
 		return true;
 	for (size_t i = 0; i < c->n_input; i++) {
 		bool gone = false;
@@ -177,12 +187,12 @@ bool cancel_requested(void *ud)
 
 const char *cancel_what(const struct cancel_watch *c)
 {
-	bool buttons = c->n_input > 0;
+	bool buttons = c->n_input > 0, esc = c->tty || c->screen || c->input_esc;
 
-	if (c->tty && buttons)
+	if (esc && buttons)
 		return (c->keys & HIB_CANCEL_SLEEP) ? "Esc, the power or the sleep button"
 						    : "Esc or the power button";
-	if (c->tty)
+	if (esc)
 		return "Esc";
 	if (buttons)
 		return (c->keys & HIB_CANCEL_SLEEP) ? "the power or the sleep button"

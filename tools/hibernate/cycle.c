@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@
 
 #include "frontend/hooks.h"
 #include "frontend/location.h"
+#include "frontend/screen.h"
+#include "frontend/systemd.h"
 #include "tool.h"
 #include "util/util.h"
 #include "workset/workset.h"
@@ -52,10 +55,30 @@ static void hooks_test_dirs(struct hooks_run *h)
 	h->hc.dirs = h->dirs;
 }
 
+/* switch-vt = auto: 70-switch-vt gets 12 when a display server draws the
+ * console in front (its frozen picture would stay on the screen while the
+ * image is written), else no. Once, before the pres: the posts switch back
+ * by what the pre saved. */
+static void hooks_switch_vt(struct control *ctl, struct hooks_run *h)
+{
+	static const char name[] = "HIBERNATE_SWITCH_VT=";
+	char v[32] = "";
+
+	for (size_t i = 0; h->env[i]; i++) {
+		if (strncmp(h->env[i], name, sizeof(name) - 1) != 0)
+			continue;
+		(void)hib_config_get(&ctl->cfg, "switch-vt", v, sizeof(v));
+		snprintf(h->switch_vt_env, sizeof(h->switch_vt_env), "%s%s", name,
+			 hib_screen_switch_resolve(v, output_front_graphics()));
+		h->env[i] = h->switch_vt_env;
+	}
+}
+
 void hooks_setup(struct control *ctl, struct hooks_run *h, const char *mode, const char *step)
 {
 	*h = (struct hooks_run){ .ctl = ctl };
 	hib_config_hook_env(&ctl->cfg, h->env, ARRAY_SIZE(h->env));
+	hooks_switch_vt(ctl, h);
 	h->hc = (struct hib_hook_config){
 		.env = h->env,
 		.systemd = ctl->cfg.hooks_systemd,
@@ -214,22 +237,67 @@ static void workset_detach(struct control *ctl)
 	(void)setpriority(PRIO_PROCESS, 0, 19);
 }
 
+/*
+ * Run by a service (systemd's sleep units, hibernate.service), the restore
+ * would outlive it in its cgroup: systemd says "Unit process N (hibernate)
+ * remains running after unit stopped" for it and its watchdog's child, and
+ * may kill them. It gets a scope of its own, hibernate-workset-PID.scope,
+ * before it forks anything (@go: the child waits for a byte on it).
+ */
+static void workset_adopt(struct control *ctl, pid_t pid, int go[2])
+{
+	char scope[64];
+	struct hib_error err;
+
+	snprintf(scope, sizeof(scope), "hibernate-workset-%d.scope", (int)pid);
+	if (hib_systemd_scope_adopt(pid, scope, "hibernate: the working set read back", &err) < 0)
+		tlog(ctl, HIB_LOG_WARN, "the working set's restore stays in this unit: %s",
+		     err.msg);
+	close(go[0]);
+	(void)!write(go[1], "", 1);
+	close(go[1]);
+}
+
+/* The unit this process runs in, if a service; false otherwise. */
+static bool in_service(char *unit, size_t len)
+{
+	char cg[1024];
+
+	return hib_read_text("/proc/self/cgroup", cg, sizeof(cg)) > 0 &&
+	       hib_cgroup_service(cg, unit, len);
+}
+
 /* Resumed: the restore runs in a child, and this process goes on at once. */
 static void workset_restore_start(struct control *ctl, struct workset *ws)
 {
 	struct hib_ws_restore_stats st;
+	char unit[256];
+	int go[2] = { -1, -1 }, r;
+	bool adopt;
 	pid_t pid;
-	int r;
 
 	if (!ws->rec)
 		return;
+	adopt = in_service(unit, sizeof(unit)) && pipe2(go, O_CLOEXEC) == 0;
 	pid = fork();
 	if (pid < 0) {
 		tlog(ctl, HIB_LOG_WARN, "working set not restored: fork: %m");
+		if (adopt)
+			close(go[0]), close(go[1]);
 		return;
 	}
-	if (pid > 0)
+	if (pid > 0) {
+		if (adopt)
+			workset_adopt(ctl, pid, go);
 		return;
+	}
+	if (adopt) {
+		struct pollfd p = { .fd = go[0], .events = POLLIN };
+
+		close(go[1]);
+		(void)poll(&p, 1, 15000); /* the byte, or the parent gone */
+		close(go[0]);
+	}
 	workset_detach(ctl);
 	r = hib_ws_restore(ws->rec, ws->len, (uint64_t)ctl->cfg.restore_limit * 1000, &st);
 	workset_report(ctl, r, &st);
@@ -289,11 +357,13 @@ static int cycle_suspend(struct control *ctl, struct hib_target *t, struct hib_s
 
 	opts->cancel = cancel_requested;
 	opts->cancel_userdata = &cancel;
+	output_screen_open(ctl);
 	cancel_arm(ctl, &cancel);
 	log_start(ctl, hib_target_name(t), cancel_what(&cancel));
 	output_progress_start(ctl);
 	r = hib_suspend(t, *snap, opts, &res->outcome, &res->st);
 	cancel_disarm(ctl, &cancel);
+	output_screen_close(ctl);
 	/* In either world (resumed or not), the passphrase has served its purpose. */
 	secrets_forget_image(s);
 	hib_snapshot_closep(snap);

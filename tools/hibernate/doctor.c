@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * doctor and logind-setup: the checks and logind's part are the library's
- * (lib/frontend/doctor.c, logind.c); here they are printed, and logind is
+ * (lib/frontend/doctor*.c, logind.c); here they are printed, and logind is
  * restarted when what it reads at start changed.
  */
 #include <stdio.h>

@@ -4,16 +4,21 @@
  * same lines in the kernel log (so a cycle's messages survive it and reach
  * the journal), the progress bar, and the STATS and "resumed" lines.
  */
+#include <fcntl.h>
 #include <inttypes.h>
+#include <linux/kd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "frontend/screen.h"
 #include "frontend/stats.h"
 #include "tool.h"
+#include "util/util.h"
 
 #define MIN_INT(a, b) ((a) < (b) ? (a) : (b))
 
@@ -25,7 +30,105 @@ void output_init(struct output *o)
 		.progress_tty = isatty(STDERR_FILENO),
 		.progress_last_pct = -1,
 		.splash = { .last_pct = -1 },
+		.screen_fd = -1,
 	};
+}
+
+/* ---- the console in front (lib/frontend/screen.h) ------------------------- */
+
+/* @fd is the terminal stderr is. */
+static bool is_stderr(int fd)
+{
+	struct stat a, b;
+
+	return fstat(STDERR_FILENO, &a) == 0 && fstat(fd, &b) == 0 && S_ISCHR(a.st_mode) &&
+	       a.st_rdev == b.st_rdev;
+}
+
+static void output_screen_close_fd(struct output *o)
+{
+	if (o->screen_fd < 0)
+		return;
+	/* switch-vt's console left empty: the next cycle's switch shows no
+	 * lines of this one before its own. */
+	if (o->screen_clear)
+		(void)!write(o->screen_fd, "\033[H\033[2J", 7);
+	else if (o->screen_bar)
+		(void)!write(o->screen_fd, "\n", 1);
+	close(o->screen_fd);
+	o->screen_fd = -1;
+	o->screen_bar = o->screen_clear = false;
+}
+
+static void screen_write(struct output *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	/* Non-blocking: a console stopped with Ctrl-S must not hold the cycle. */
+	if (o->screen_fd >= 0 && write(o->screen_fd, s, n) < 0)
+		output_screen_close_fd(o);
+}
+
+bool output_front_graphics(void)
+{
+	struct hib_error err;
+	unsigned vt;
+	char dev[32];
+	int fd, mode = KD_TEXT;
+	bool graphics;
+
+	if (hib_screen_front(NULL, &vt, &err) < 0)
+		return false;
+	snprintf(dev, sizeof(dev), "/dev/tty%u", vt);
+	fd = open(dev, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	graphics = ioctl(fd, KDGETMODE, &mode) == 0 && mode == KD_GRAPHICS;
+	close(fd);
+	return graphics;
+}
+
+void output_screen_open(struct control *ctl)
+{
+	struct hib_screen_facts f = { 0 };
+	struct hib_error err;
+	enum hib_screen_use use;
+	char sv[32] = "", dev[32];
+	int fd, mode = KD_TEXT;
+
+	output_screen_close(ctl);
+	if (hib_screen_front(NULL, &f.vt, &err) < 0) {
+		tlog(ctl, HIB_LOG_DEBUG, "no screen for the cycle: %s", err.msg);
+		return;
+	}
+	(void)hib_config_get(&ctl->cfg, "switch-vt", sv, sizeof(sv));
+	if (hib_screen_switch_vt(sv, &f.switch_vt) < 0)
+		f.switch_vt = 0;
+	snprintf(dev, sizeof(dev), "/dev/tty%u", f.vt);
+	fd = open(dev, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		tlog(ctl, HIB_LOG_DEBUG, "no screen for the cycle: %s: %m", dev);
+		return;
+	}
+	/* Not a virtual console, or one a display server draws. */
+	f.graphics = ioctl(fd, KDGETMODE, &mode) < 0 || mode != KD_TEXT;
+	f.is_terminal = is_stderr(fd);
+	use = hib_screen_choose(&f);
+	if (use == HIB_SCREEN_NONE) {
+		close(fd);
+		return;
+	}
+	ctl->out.screen_fd = fd;
+	ctl->out.screen_bar = false;
+	ctl->out.screen_clear = use == HIB_SCREEN_DRAW_CLEAR;
+	/* switch-vt's console: the cycle alone on it, from the top. */
+	screen_write(&ctl->out, use == HIB_SCREEN_DRAW_CLEAR ? "\033[H\033[2J" : "\r\n");
+	tlog(ctl, HIB_LOG_INFO, "showing the cycle on %s", dev);
+}
+
+void output_screen_close(struct control *ctl)
+{
+	output_screen_close_fd(&ctl->out);
 }
 
 /* Resume under a splash: the load's progress goes to it, the console gets
@@ -60,14 +163,6 @@ void output_splash_message(struct control *ctl, const char *msg)
 		hib_plymouth_message(&ctl->out.splash, msg, &err);
 }
 
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 void output_kmsg(struct control *ctl, enum hib_loglevel level, const char *msg)
 {
 	static const int prio[] = { 7, 3, 4, 6, 6, 7 };
@@ -94,7 +189,16 @@ void output_log(enum hib_loglevel level, const char *msg, void *ud)
 	output_kmsg(ctl, level, msg);
 	if (o->progress_tty && o->progress_last_pct >= 0)
 		fputc('\n', stderr), o->progress_last_pct = -1;
+	o->bar_len = 0; /* the next bar starts a line */
 	fprintf(stderr, "hibernate: %s%s\n", level == HIB_LOG_WARN ? "warning: " : "", msg);
+	if (o->screen_fd >= 0 && level <= HIB_LOG_PROGRESS) {
+		char line[1200];
+
+		snprintf(line, sizeof(line), "%shibernate: %s%s\n", o->screen_bar ? "\n" : "",
+			 level == HIB_LOG_WARN ? "warning: " : "", msg);
+		o->screen_bar = false;
+		screen_write(o, line);
+	}
 }
 
 void say(const struct control *ctl, const char *fmt, ...)
@@ -136,17 +240,20 @@ void bad_usage(const char *fmt, ...)
 void output_progress_start(struct control *ctl)
 {
 	ctl->out.progress_last_pct = -1;
-	ctl->out.progress_t0 = now_ms();
+	ctl->out.bar_len = 0;
+	ctl->out.progress_t0 = hib_now_ms();
 }
 
-/* 76 columns at most: fits an 80-column VT and a serial console. */
+/* 76 columns at most: fits an 80-column VT and a serial console. On stderr
+ * when it is a terminal, and on the screen (the console in front). */
 static void progress_bar(struct output *o, const char *what, bool writing, uint64_t done,
 			 uint64_t total, uint64_t el)
 {
 	int pct = total ? (int)(done * 100 / total) : 100;
 	double mbs = el ? (double)done / 1048576.0 / ((double)el / 1000.0) : 0;
-	char bar[21], left[48] = "";
-	int fill = pct * 20 / 100;
+	bool hint = writing && o->cancel_hint && done < total;
+	char bar[21], left[48] = "", line[160];
+	int fill = pct * 20 / 100, n;
 
 	memset(bar, '#', (size_t)fill);
 	memset(bar + fill, '.', (size_t)(20 - fill));
@@ -156,13 +263,24 @@ static void progress_bar(struct output *o, const char *what, bool writing, uint6
 		unsigned s = (unsigned)(t < 5999 ? t : 5999);
 		snprintf(left, sizeof(left), " %2u:%02u left", s / 60, s % 60);
 	}
-	fprintf(stderr, "\r%s [%s] %3d%% %6.1f MiB/s%-10s%s%s", what, bar, pct, mbs, left,
-		writing && o->cancel_hint && done < total ? "  " : "",
-		writing && o->cancel_hint && done < total ? o->cancel_hint : "");
-	o->progress_last_pct = pct;
-	if (done >= total) {
-		fputc('\n', stderr);
-		o->progress_last_pct = -1;
+	n = snprintf(line, sizeof(line), "\r%s [%s] %3d%% %6.1f MiB/s%-10s%s%s", what, bar, pct,
+		     mbs, left, hint ? "  " : "", hint ? o->cancel_hint : "");
+	/* "\r" does not erase: blanks over what a longer bar before left on
+	 * the line (the 100% line has no time left and no hint). */
+	n = n < 0 ? 0 : MIN_INT(n, (int)sizeof(line) - 2);
+	while (n < o->bar_len && n < (int)sizeof(line) - 2)
+		line[n++] = ' ';
+	line[n] = 0;
+	o->bar_len = done >= total ? 0 : n;
+	if (done >= total)
+		line[n++] = '\n', line[n] = 0;
+	if (o->progress_tty) {
+		fputs(line, stderr);
+		o->progress_last_pct = done >= total ? -1 : pct;
+	}
+	if (o->screen_fd >= 0) {
+		o->screen_bar = done < total;
+		screen_write(o, line);
 	}
 }
 
@@ -171,7 +289,7 @@ void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 {
 	struct control *ctl = ud;
 	struct output *o = &ctl->out;
-	uint64_t el = now_ms() - o->progress_t0;
+	uint64_t el = hib_now_ms() - o->progress_t0;
 	int pct = total ? (int)(done * 100 / total) : 100;
 	double mbs = el ? (double)done / 1048576.0 / ((double)el / 1000.0) : 0;
 	bool writing = strcmp(phase, "write") == 0;
@@ -186,10 +304,10 @@ void output_progress(const char *phase, uint64_t done, uint64_t total, void *ud)
 	}
 	if (o->loglevel < HIB_LOG_PROGRESS)
 		return;
-	if (o->progress_tty) {
+	if (o->progress_tty || o->screen_fd >= 0)
 		progress_bar(o, what, writing, done, total, el);
+	if (o->progress_tty)
 		return;
-	}
 	if (o->progress_last_pct < 0 || pct / 10 > o->progress_last_pct / 10 || done >= total) {
 		if (pct == o->progress_last_pct)
 			return;

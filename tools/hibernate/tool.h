@@ -20,6 +20,7 @@
  *   history.c   the history of every cycle: records, the handover, the journal
  *   commands.c  the small commands: status, invalidate, offset, prepare-file, config
  *   setup.c     hibernate setup: the planner's plan carried out, recorded, undone
+ *   setup-steps.c  setup's steps and the children they run (setup-priv.h)
  */
 #ifndef HIB_TOOL_H
 #define HIB_TOOL_H
@@ -63,7 +64,8 @@ struct output {
 	int kmsg_fd;       /* messages also go to the kernel log; -1: not */
 	bool progress_tty; /* stderr is a terminal: a bar, not lines */
 	uint64_t progress_t0;
-	int progress_last_pct;   /* -1: no bar on the line */
+	int progress_last_pct; /* -1: no bar on the line */
+	int bar_len;           /* the bar on the line: its length, blanked over by a shorter one */
 	const char *cancel_hint; /* the bar's "Esc cancels" while writing; NULL: none */
 	bool loading;            /* a "load" progress came: the resume got past its checks */
 	char last_error[512];    /* the library's last error, shown or not: a record's reason,
@@ -71,6 +73,12 @@ struct output {
 	/* Plymouth's splash, where resume found one: the progress and the
 	 * messages go there, and the console gets lines, not a bar. */
 	struct hib_plymouth splash;
+	/* The text console in front while the image is written, when stderr is
+	 * not it (systemctl hibernate: switch-vt's console): the bar, the lines
+	 * and the cancel hint drawn there too, Esc read there. -1: none. */
+	int screen_fd;
+	bool screen_bar;   /* the bar is on the screen's last line */
+	bool screen_clear; /* switch-vt's console: cleared when opened and closed */
 };
 
 struct control {
@@ -128,6 +136,12 @@ void output_splash(struct control *ctl);
 void output_before_restore(void *ud);
 /* A line in the splash, if there is one; never while processes are frozen. */
 void output_splash_message(struct control *ctl, const char *msg);
+/* Before the write: the console in front as the cycle's screen, if
+ * lib/frontend/screen.h says so (out.screen_fd); closed by output_screen_close. */
+void output_screen_open(struct control *ctl);
+/* Whether a display server draws the console in front (KD_GRAPHICS). */
+bool output_front_graphics(void);
+void output_screen_close(struct control *ctl);
 /* hib_stats_fn: the STATS line at info; @ud is the struct control. */
 void output_stats(enum hib_stats_side side, const struct hib_stats *st, void *ud);
 /* A step's own copy of the configuration's engine options, with the progress
@@ -136,7 +150,6 @@ struct hib_options output_options(struct control *ctl);
 /* The restored system says how the cycle went. */
 void output_resumed(struct control *ctl, const struct hib_stats *st);
 void __attribute__((noreturn, format(printf, 1, 2))) bad_usage(const char *fmt, ...);
-uint64_t now_ms(void);
 
 /* ---- run.c ---------------------------------------------------------------- */
 
@@ -169,8 +182,12 @@ struct cancel_watch {
 	unsigned keys; /* HIB_CANCEL_*: cancel-keys, 0 with cancel = no */
 	bool tty;      /* the console is raw, read for Esc; saved is its mode */
 	struct termios saved;
+	int screen_fd; /* out.screen_fd: the console in front, when not stdin */
+	bool screen;   /* it is raw and read for Esc; screen_saved is its mode */
+	struct termios screen_saved;
 	int input[16]; /* the input devices with a cancel key, grabbed; -1: gone */
 	size_t n_input;
+	bool input_esc; /* one of them is a keyboard whose Esc cancels */
 };
 /* Before the freeze: the console raw, the buttons' devices opened, grabbed
  * and drained (a press from before does not count). */
@@ -240,6 +257,7 @@ struct hooks_run {
 	bool collected; /* hib_hooks_collect succeeded */
 	char msg[1024]; /* why a pre stopped the run, "" when it did not say */
 	char *env[64];
+	char switch_vt_env[64]; /* HIBERNATE_SWITCH_VT= with auto resolved */
 	char dirs_buf[4096];
 	const char *dirs[9];
 };

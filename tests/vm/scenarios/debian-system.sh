@@ -7,7 +7,8 @@
 #                              in the resumed world (or when hibernating failed)
 # Boots (the host's plan; RESUME= in /etc/initramfs-tools/conf.d/resume names
 # vda2 for boots 1-4, boots 5-6 have resume=UUID= resume_offset= instead):
-#   1  swapon vda2, the workload service, systemctl hibernate
+#   1  doctor's initramfs line; swapon vda2, the workload service,
+#      systemctl hibernate
 #   2  resumed (distro initramfs): report; systemctl hibernate again (image 2)
 #   3  an initramfs made before the package was installed: no resume; the
 #      stale-image unit discards image 2; then systemctl hibernate (image 3)
@@ -79,6 +80,13 @@ step() {
 	unit_report
 	case $boot in
 	1 | 3)
+		if [ "$boot" = 1 ]; then
+			# doctor's initramfs line on the initramfs update-initramfs
+			# built with our hook (zstd-compressed since bookworm).
+			hibernate doctor >$STATE/doctor 2>&1
+			show doctor <$STATE/doctor
+			say doctor_initramfs "$(grep -E '^[A-Z]+ +initramfs ' $STATE/doctor)"
+		fi
 		if [ "$boot" = 3 ]; then
 			vda2_report
 			journalctl -b -k -o cat | grep -i 'PM: \|hibernat' | show kernel-log
@@ -197,7 +205,7 @@ keyfile_setup() {
 	# Quoted, as a user may write it: the hook must take the file the binary takes.
 	printf 'encrypt = yes\nkey-file = "%s"\n' $key >>/etc/hibernate.conf
 	# The initramfs holds a secret now: readable by root only.  MODULES=dep
-	# and gzip -1: the full build takes ~8 min under TCG, this ~2.
+	# and compression level 1: the full build takes ~8 min under TCG, this ~2.
 	printf 'UMASK=0077\nMODULES=dep\nCOMPRESSLEVEL=1\n' >/etc/initramfs-tools/conf.d/hibtest
 	update-initramfs -u -k "$(uname -r)" >$STATE/update-initramfs 2>&1 ||
 		fatal "update-initramfs failed: $(tail -n 3 $STATE/update-initramfs)"
@@ -288,7 +296,7 @@ luks_setup() {
 	# The target is named in hibernate.conf only: no resume=, no conf.d/resume.
 	echo 'device = /dev/mapper/hibvg-swap' >>$mnt/etc/hibernate.conf
 	echo /dev/mapper/hibvg-swap >$mnt/etc/hibtest.swap
-	# MODULES=dep and gzip -1: ~2 min under TCG instead of ~8.
+	# MODULES=dep and compression level 1: ~2 min under TCG instead of ~8.
 	printf 'MODULES=dep\nCOMPRESSLEVEL=1\n' >$mnt/etc/initramfs-tools/conf.d/hibtest
 	for d in dev proc sys run; do mount --bind /$d $mnt/$d || fatal "mount --bind /$d failed"; done
 	say mark setup_copied

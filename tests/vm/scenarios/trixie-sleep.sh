@@ -110,6 +110,9 @@ hybrid() {
 	say hybrid_woke "$(journalctl -b -o cat -u systemd-hybrid-sleep.service | grep -c '^hibernate: woke up from RAM; the image on disk was discarded')"
 	say hybrid_wrote "$(journalctl -b -o cat -u systemd-hybrid-sleep.service | grep -c '^hibernate: hibernating to ')"
 	say hybrid_hooks "$(paste -sd, $HOOKLOG)"
+	say hybrid_leftover "$(journalctl -b -o cat -u systemd-hybrid-sleep.service | grep -c 'remains running after unit stopped')"
+	say hybrid_ioq_stalls "$(journalctl -b -o cat -u systemd-hybrid-sleep.service | grep -c 'io_uring: no completion in')"
+	say hybrid_workset_scope "$(journalctl -b -o cat | grep -c 'Started hibernate-workset-[0-9]*\.scope')"
 	hibernate status --device /dev/vda2 >$STATE/status 2>&1
 	say hybrid_image_after "$(sed -n 's/^image: *//p' $STATE/status)"
 	freeze_report hybrid
@@ -165,6 +168,7 @@ resumed() {
 	say s2h_frozen_msgs "$(journalctl -b -o cat -u $u | grep -c '^hibernate: user.slice frozen$')"
 	say s2h_thawed_msgs "$(journalctl -b -o cat -u $u | grep -c '^hibernate: user.slice thawed$')"
 	say s2h_hooks "$(paste -sd, $HOOKLOG)"
+	say s2h_leftover "$(journalctl -b -o cat -u $u | grep -c 'remains running after unit stopped')"
 	freeze_report s2h
 	systemd-run --quiet --on-active=2 systemctl poweroff
 }

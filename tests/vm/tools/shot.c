@@ -6,7 +6,9 @@
  * another. No library: the PNG's deflate stream is made of stored blocks.
  *
  *   shot png IN.ppm OUT.png     the picture, as PNG
- *   shot stat IN.ppm            "WxH colours=N lit=P" (P: pixels not black, per million)
+ *   shot stat IN.ppm            "WxH colours=N lit=P rows=R" (P: pixels not black, per
+ *                               million; R: 16-pixel bands with any, from the top: the
+ *                               lines of text a console with an 8x16 font shows)
  *   shot diff A.ppm B.ppm       ‰ of pixels that differ (same size, else 1000)
  *   shot box IN.ppm X Y W H     stat of that rectangle only
  */
@@ -146,14 +148,17 @@ static void png_write(const struct img *im, const char *path)
 	free(z);
 }
 
-/* Distinct colours (capped at 4096) and the pixels lit, per million, in a rectangle. */
+/* Distinct colours (capped at 4096), the pixels lit, per million, and the
+ * 16-pixel bands with a pixel lit, in a rectangle. */
 static void stat_box(const struct img *im, unsigned x0, unsigned y0, unsigned w, unsigned h)
 {
 	static uint32_t seen[4096];
-	unsigned ncol = 0;
+	unsigned ncol = 0, rows = 0, last_band = ~0u;
 	uint64_t lit = 0, total = 0;
 
-	for (unsigned y = y0; y < y0 + h && y < im->h; y++)
+	for (unsigned y = y0; y < y0 + h && y < im->h; y++) {
+		uint64_t lit_before = lit;
+
 		for (unsigned x = x0; x < x0 + w && x < im->w; x++) {
 			const unsigned char *p = im->px + ((size_t)y * im->w + x) * 3;
 			uint32_t c = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
@@ -166,8 +171,14 @@ static void stat_box(const struct img *im, unsigned x0, unsigned y0, unsigned w,
 			if (k == ncol && ncol < 4096)
 				seen[ncol++] = c;
 		}
-	printf("%ux%u colours=%u lit=%u\n", w, h, ncol,
-	       total ? (unsigned)(lit * 1000000 / total) : 0);
+		/* A band counts once, at its first lit line. */
+		if (lit > lit_before && (y - y0) / 16 != last_band) {
+			last_band = (y - y0) / 16;
+			rows++;
+		}
+	}
+	printf("%ux%u colours=%u lit=%u rows=%u\n", w, h, ncol,
+	       total ? (unsigned)(lit * 1000000 / total) : 0, rows);
 }
 
 int main(int argc, char **argv)
