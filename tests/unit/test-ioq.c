@@ -426,8 +426,13 @@ static void stalled_request_falls_back_to_pwrite(void **state)
 	uint64_t t0;
 	int p[2];
 
-	if (c->mode != HIB_IO_AUTO || !uring_here())
+	if (c->mode != HIB_IO_AUTO || !uring_here()) {
+		print_message("# skipped: %s\n",
+			      c->mode != HIB_IO_AUTO
+				      ? "the stall is io_uring's: this queue has no ring"
+				      : "io_uring is not available here");
 		skip();
+	}
 	q = case_queue(c, c->fd, 4);
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	pattern(c->b, 12 * P, 5);

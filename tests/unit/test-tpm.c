@@ -262,8 +262,10 @@ static void machine_file_written_and_read(void **state)
 	FILE *f;
 
 	(void)state;
-	if (geteuid() != 0)
-		skip(); /* the file must be root's */
+	if (geteuid() != 0) {
+		print_message("# skipped: not root: the machine key file must be root's\n");
+		skip();
+	}
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/sub/tpm-machine.key", dir);
 	assert_int_equal(hib_tpm_machine_read(path, &back, &err), -ENOENT);
@@ -399,8 +401,10 @@ static const struct hib_secret PASS = { HIB_SECRET_PASSPHRASE, "fallback words",
 
 static void enrolled(void)
 {
-	if (!tcti)
+	if (!tcti) {
+		print_message("# skipped: swtpm did not start or answer within 5 s\n");
 		skip();
+	}
 	if (memcmp(machine.magic, HIB_MACHINE_MAGIC, 16) == 0)
 		return;
 	assert_int_equal(tpm_enroll(0, &machine), 0);
