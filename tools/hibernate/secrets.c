@@ -9,7 +9,6 @@
  * with it.
  */
 #include <errno.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 #include <termios.h>
@@ -17,6 +16,7 @@
 
 #include "frontend/tpmenroll.h"
 #include "pipeline/tpm.h"
+#include "util/locked.h"
 #include "tool.h"
 
 /* How long hibernating waits for the agents' answer: a lid closed on a
@@ -28,27 +28,25 @@ struct secret_buf {
 	size_t len;
 };
 
-/* A buffer for a secret, taken before a byte of it is read: sodium_malloc'ed
- * memory is locked (never written to swap, which is where the image goes),
- * left out of core dumps and fenced by guard pages; freeing wipes it. */
+/* A buffer for a secret, taken before a byte of it is read: locked memory
+ * (never written to swap, which is where the image goes), left out of core
+ * dumps, fenced by guard pages; freeing wipes it. Not sodium_malloc(): its
+ * sodium_init() waits for the kernel's random pool, which at boot can hold
+ * the passphrase prompt back for seconds, and reading a secret needs no
+ * random numbers. */
 static struct secret_buf *secret_buf_new(const struct control *ctl)
 {
-	struct secret_buf *b;
+	struct secret_buf *b = hib_locked_alloc(sizeof(*b));
 
-	if (sodium_init() < 0)
-		return NULL;
-	b = sodium_malloc(sizeof(*b));
-	if (b)
-		explicit_bzero(b, sizeof(*b));
-	else
-		say(ctl, "no memory for the passphrase (locked memory: see ulimit -l)");
+	if (!b)
+		say(ctl, "no locked memory for the passphrase: %s (see ulimit -l)",
+		    strerror(errno));
 	return b;
 }
 
 static void secret_buf_free(struct secret_buf **b)
 {
-	if (*b)
-		sodium_free(*b);
+	hib_locked_free(*b, sizeof(**b));
 	*b = NULL;
 }
 
