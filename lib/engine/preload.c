@@ -17,11 +17,6 @@
 
 /* MemAvailable read again after this much more is held. */
 #define PRELOAD_RECHECK (16ull << 20)
-/* The drain gives the records' memory back in pieces of this size (an
- * eighth of a smaller area): each munmap() interrupts every other CPU running
- * the process to flush its TLB and waits for them, and a virtual CPU may not
- * be running on its host -- one munmap() per record made the load slower. */
-#define PRELOAD_RELEASE (16ull << 20)
 
 /* One block's record, in the area after the one before it. */
 struct preload_rec {
@@ -42,16 +37,16 @@ struct engine_preload {
 	struct engine_read_pos pos; /* the next block to read */
 	struct preload_rec *recs;   /* blocks below pos.block */
 	/* One anonymous mapping for all the records, filled in order: its pages
-	 * are taken as they are read, given back from the start as drained. */
+	 * are taken as they are read and kept until the preload is freed. */
 	uint8_t *area;
-	size_t area_len, used, released;
+	size_t area_len, used;
 	uint32_t drained; /* blocks below it are the load's */
 	uint64_t held;    /* bytes of records held */
 	uint64_t floor, avail, held_at_read;
 	bool full; /* stopped for want of memory */
 	int err;   /* stopped by a failed read or check */
 	uint64_t t0, ms;
-	uint64_t copy_ns, release_ns; /* the drain's: copying into jobs, unmapping */
+	uint64_t copy_ns; /* the drain's: copying into jobs */
 };
 
 /* Argon2id's memory for the secret being awaited, which it takes meanwhile
@@ -203,18 +198,6 @@ static bool area_new(struct engine_preload *p)
 	return false;
 }
 
-/* Give back the area from its start up to @end, once a piece is worth a
- * munmap() (@all: whatever is left below @end). */
-static void area_release(struct engine_preload *p, size_t end, bool all)
-{
-	size_t piece = MIN((size_t)PRELOAD_RELEASE, p->area_len / 8);
-
-	if (end <= p->released || (!all && end - p->released < piece))
-		return;
-	munmap(p->area + p->released, end - p->released);
-	p->released = end;
-}
-
 static void preload_freep(struct engine_preload **p)
 {
 	engine_preload_free(*p);
@@ -332,23 +315,17 @@ int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 		job->flags = ENGINE_JOB_SUM_CHECKED; /* check_record did */
 		p->copy_ns += hib_now_ns() - t;
 		p->held -= rec->len;
-		t = hib_now_ns();
-		area_release(p, (size_t)(rec->buf + rec->len - p->area), false);
-		p->release_ns += hib_now_ns() - t;
 		*rec = (struct preload_rec){ 0 };
 		pipeline_submit(pipe, job);
 	}
-	area_release(p, p->used, true);
 	*pos = p->pos;
 	*ra = TAKE_PTR(p->ra);
 	return 0;
 }
 
-void engine_preload_drain_times(const struct engine_preload *p, uint64_t *ret_copy_ms,
-				uint64_t *ret_release_ms)
+uint64_t engine_preload_copy_ms(const struct engine_preload *p)
 {
-	*ret_copy_ms = p ? p->copy_ns / 1000000 : 0;
-	*ret_release_ms = p ? p->release_ns / 1000000 : 0;
+	return p ? p->copy_ns / 1000000 : 0;
 }
 
 void engine_preload_free(struct engine_preload *p)
@@ -359,8 +336,8 @@ void engine_preload_free(struct engine_preload *p)
 		atomic_store(&p->stop, true);
 		pthread_join(p->thread, NULL);
 	}
-	if (p->area && p->released < p->area_len)
-		munmap(p->area + p->released, p->area_len - p->released);
+	if (p->area)
+		munmap(p->area, p->area_len);
 	free(p->recs);
 	hib_readahead_free(p->ra);
 	free(p);

@@ -799,20 +799,17 @@ static int resume_invalidate(struct cycle *c)
 /* Where the time after the secret went: the KDF, stopping the read-ahead, the
  * load's first block into the kernel (its header write preallocates the
  * image's pages), the feeder's wait for decoded blocks, and the read-ahead's
- * records copied into the pipeline and given back. */
+ * records copied into the pipeline. */
 static void log_load_times(const struct resume_ctx *rc)
 {
-	uint64_t copy_ms, release_ms;
-
-	engine_preload_drain_times(rc->pre, &copy_ms, &release_ms);
 	log_info("after the secret: key derived in %llu ms, read-ahead stopped in %llu ms; load: "
 		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms, "
-		 "read-ahead copied in %llu ms and given back in %llu ms",
+		 "read-ahead copied in %llu ms",
 		 (unsigned long long)(rc->kdf_ns / 1000000),
 		 (unsigned long long)(rc->stop_ns / 1000000),
 		 (unsigned long long)(rc->first_ns / 1000000),
-		 (unsigned long long)(rc->wait_ns / 1000000), (unsigned long long)copy_ms,
-		 (unsigned long long)release_ms);
+		 (unsigned long long)(rc->wait_ns / 1000000),
+		 (unsigned long long)engine_preload_copy_ms(rc->pre));
 }
 
 /* Freeze and hand the image to the kernel, which does not come back. */
