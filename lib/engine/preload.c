@@ -46,7 +46,6 @@ struct engine_preload {
 	bool full; /* stopped for want of memory */
 	int err;   /* stopped by a failed read or check */
 	uint64_t t0, ms;
-	uint64_t copy_ns; /* the drain's: copying into jobs */
 };
 
 /* Argon2id's memory for the secret being awaited, which it takes meanwhile
@@ -304,16 +303,12 @@ int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 		struct preload_rec *rec = &p->recs[p->drained];
 		struct hib_job *job = pipeline_next_free(pipe);
 
-		uint64_t t;
-
 		if (!job)
 			return -ECANCELED;
-		t = hib_now_ns();
-		memcpy(job->in, rec->buf, rec->len);
+		job->in = rec->buf; /* not copied: the area outlives the load */
 		job->in_len = rec->len;
 		job->user = ((const struct hib_block_hdr *)rec->buf)->stream_offset;
 		job->flags = ENGINE_JOB_SUM_CHECKED; /* check_record did */
-		p->copy_ns += hib_now_ns() - t;
 		p->held -= rec->len;
 		*rec = (struct preload_rec){ 0 };
 		pipeline_submit(pipe, job);
@@ -321,11 +316,6 @@ int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 	*pos = p->pos;
 	*ra = TAKE_PTR(p->ra);
 	return 0;
-}
-
-uint64_t engine_preload_copy_ms(const struct engine_preload *p)
-{
-	return p ? p->copy_ns / 1000000 : 0;
 }
 
 void engine_preload_free(struct engine_preload *p)

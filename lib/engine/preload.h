@@ -55,17 +55,15 @@ void engine_preload_start(struct hib_target *t, const struct image *img,
 void engine_preload_stop(struct engine_preload **p, bool keep, uint64_t *ret_bytes,
 			 uint64_t *ret_ms);
 /*
- * The load's reader: every record in memory to @pipe in order, copied into
- * its job; *@pos where the disk takes over, and *@ra the
+ * The load's reader: every record in memory to @pipe in order, each job's
+ * input pointed at it (not copied); *@pos where the disk takes over, and *@ra the
  * read-ahead already running there (NULL: the reader makes its own).
  * -ECANCELED when the pipeline was aborted. @p NULL: *@pos is the start.
  */
 int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
 			 struct engine_read_pos *pos, struct hib_readahead **ra);
-/* How long the drain spent copying the records into jobs (ms); 0 for NULL. */
-uint64_t engine_preload_copy_ms(const struct engine_preload *p);
 /* The records' memory is given back here, in one munmap(), and not as they
- * are drained: the floor kept the stream's pages free beside them, and after
+ * are drained (the jobs read them where they are): the floor kept the stream's pages free beside them, and after
  * a restore this process and its memory are gone with the boot kernel, so a
  * resume that succeeds never pays for giving it back. NULL is fine. */
 void engine_preload_free(struct engine_preload *p);

@@ -798,18 +798,15 @@ static int resume_invalidate(struct cycle *c)
 
 /* Where the time after the secret went: the KDF, stopping the read-ahead, the
  * load's first block into the kernel (its header write preallocates the
- * image's pages), the feeder's wait for decoded blocks, and the read-ahead's
- * records copied into the pipeline. */
+ * image's pages) and the feeder's wait for decoded blocks. */
 static void log_load_times(const struct resume_ctx *rc)
 {
 	log_info("after the secret: key derived in %llu ms, read-ahead stopped in %llu ms; load: "
-		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms, "
-		 "read-ahead copied in %llu ms",
+		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms",
 		 (unsigned long long)(rc->kdf_ns / 1000000),
 		 (unsigned long long)(rc->stop_ns / 1000000),
 		 (unsigned long long)(rc->first_ns / 1000000),
-		 (unsigned long long)(rc->wait_ns / 1000000),
-		 (unsigned long long)engine_preload_copy_ms(rc->pre));
+		 (unsigned long long)(rc->wait_ns / 1000000));
 }
 
 /* Freeze and hand the image to the kernel, which does not come back. */

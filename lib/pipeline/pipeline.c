@@ -61,7 +61,7 @@ int pipeline_new(unsigned slots, unsigned workers, size_t in_bytes, size_t out_b
 	if (!p->jobs || !p->tids || !p->args)
 		goto oom;
 	for (unsigned i = 0; i < slots; i++) {
-		p->jobs[i].in = hib_alloc_pages(in_bytes);
+		p->jobs[i].in = p->jobs[i].own_in = hib_alloc_pages(in_bytes);
 		p->jobs[i].out = hib_alloc_pages(out_bytes);
 		if (!p->jobs[i].in || !p->jobs[i].out)
 			goto oom;
@@ -141,6 +141,7 @@ struct hib_job *pipeline_next_free(struct hib_pipeline *p)
 	}
 	job = slot(p, p->next_free);
 	job->seq = p->next_free;
+	job->in = job->own_in;
 	job->in_len = job->out_len = 0;
 	job->err = 0;
 	job->user = 0;
@@ -238,7 +239,7 @@ void pipeline_free(struct hib_pipeline *p)
 	pipeline_stop(p);
 	if (p->jobs)
 		for (unsigned i = 0; i < p->slots; i++) {
-			free(p->jobs[i].in);
+			free(p->jobs[i].own_in);
 			free(p->jobs[i].out);
 		}
 	free(p->jobs);

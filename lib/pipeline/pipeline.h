@@ -30,6 +30,8 @@
 
 struct hib_job {
 	uint64_t seq; /* submission order, from 0 */
+	/* The slot's in_bytes from pipeline_next_free; a producer may point it at
+	 * memory of its own that outlives the job (the resume's read-ahead). */
 	void *in;
 	size_t in_len;
 	void *out;
@@ -37,7 +39,8 @@ struct hib_job {
 	uint64_t user;  /* free for the producer (e.g. stream offset) */
 	uint32_t flags; /* free for the producer; 0 from pipeline_next_free */
 	int err;
-	int state; /* private */
+	int state;    /* private */
+	void *own_in; /* private: the slot's own input buffer */
 };
 
 typedef int (*hib_work_fn)(struct hib_job *job, void *worker_ctx);

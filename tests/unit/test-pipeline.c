@@ -290,6 +290,38 @@ static void same_thread_inline(void **state)
 	pipeline_free(p);
 }
 
+/* A producer may point a job's input at memory of its own (the resume's
+ * read-ahead does): the work reads it there, the next job from that slot has
+ * the slot's buffer again, and the pipeline never frees the producer's. */
+static void producer_owned_input(void **state)
+{
+	struct shared sh = { 0 };
+	struct wctx ctx = { .magic = CTX_MAGIC, .sh = &sh };
+	void *ctxp[1] = { &ctx };
+	struct hib_pipeline *p = NULL;
+	uint64_t ext[NJOBS][2];
+
+	(void)state;
+	assert_int_equal(pipeline_new(2, 0, IN_BYTES, IN_BYTES, work, ctxp, &p), 0);
+	assert_int_equal(pipeline_start(p), 0);
+	for (uint64_t seq = 0; seq < NJOBS; seq++) {
+		struct hib_job *job = pipeline_next_free(p);
+
+		assert_non_null(job);
+		assert_true((uint8_t *)job->in < (uint8_t *)ext ||
+			    (uint8_t *)job->in >= (uint8_t *)ext + sizeof(ext));
+		ext[seq][0] = seq * 1000;
+		job->in = ext[seq];
+		job->in_len = 8;
+		pipeline_submit(p, job);
+		job = pipeline_next_done(p);
+		assert_non_null(job);
+		assert_int_equal(((uint64_t *)job->out)[0], expect_word(seq, 0));
+		pipeline_release(p, job);
+	}
+	pipeline_free(p); /* frees the slots' buffers, not ext */
+}
+
 static void too_few_slots_refused(void **state)
 {
 	struct hib_pipeline *p = (struct hib_pipeline *)0x1;
@@ -452,6 +484,7 @@ int main(void)
 	enum { N_O = sizeof(order_cases) / sizeof(order_cases[0]) };
 	static const struct CMUnitTest fixed[] = {
 		NAMED(same_thread_inline),
+		NAMED(producer_owned_input),
 		NAMED(too_few_slots_refused),
 		{ .name = "abort_wakes_blocked_producer_0_workers",
 		  .test_func = abort_wakes_blocked_producer,
