@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A key-encryption key sealed to the TPM (tpm.h): the PCR list as the
+ * configuration writes it (pure), and what is sealed and unsealed, with which
+ * policy, and the machine key enrolled; talking to the TPM itself is
+ * tpm-esys.c's. Without TPM support, each operation says -EOPNOTSUPP.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,288 +120,13 @@ void tpm_set_tcti(void *tcti)
 
 #else
 
-#include <tss2/tss2_esys.h>
 #include <tss2/tss2_mu.h>
-#include <tss2/tss2_rc.h>
-#include <tss2/tss2_tcti_device.h>
 
-static TSS2_TCTI_CONTEXT *test_tcti;
+#include "pipeline/tpm-priv.h"
 
 bool tpm_supported(void)
 {
 	return true;
-}
-
-void tpm_set_tcti(void *tcti)
-{
-	test_tcti = tcti;
-}
-
-struct tpm {
-	TSS2_TCTI_CONTEXT *tcti; /* ours to finalize and free (not the tests') */
-	ESYS_CONTEXT *esys;
-	ESYS_TR primary;
-	ESYS_TR session;
-};
-
-static int tss_err(TSS2_RC rc, const char *what)
-{
-	TSS2_RC tpm_rc = rc & 0xffff;
-	TSS2_RC base = (tpm_rc & TPM2_RC_FMT1) ? (tpm_rc & (TPM2_RC_FMT1 | 0x3f)) : tpm_rc;
-
-	log_debug("tpm: %s: %s", what, Tss2_RC_Decode(rc));
-	if ((rc & TSS2_RC_LAYER_MASK) != TSS2_TPM_RC_LAYER)
-		return -EIO;
-	switch (base) {
-	case TPM2_RC_POLICY_FAIL:
-	case TPM2_RC_VALUE:
-	case TPM2_RC_PCR_CHANGED:
-		return -EPERM;
-	case TPM2_RC_AUTH_FAIL:
-	case TPM2_RC_BAD_AUTH:
-		return -EACCES;
-	case TPM2_RC_LOCKOUT:
-		return -EBUSY;
-	}
-	return -EIO;
-}
-
-static void tpm_close(struct tpm *t)
-{
-	if (t->esys) {
-		if (t->session != ESYS_TR_NONE)
-			Esys_FlushContext(t->esys, t->session);
-		if (t->primary != ESYS_TR_NONE)
-			Esys_FlushContext(t->esys, t->primary);
-		Esys_Finalize(&t->esys);
-	}
-	if (t->tcti) {
-		Tss2_Tcti_Finalize(t->tcti);
-		free(t->tcti);
-	}
-}
-
-static int tcti_device(const char *path, TSS2_TCTI_CONTEXT **ret)
-{
-	size_t size = 0;
-	TSS2_TCTI_CONTEXT *c;
-
-	if (Tss2_Tcti_Device_Init(NULL, &size, path) != TSS2_RC_SUCCESS)
-		return -EIO;
-	c = calloc(1, size);
-	if (!c)
-		return -ENOMEM;
-	if (Tss2_Tcti_Device_Init(c, &size, path) != TSS2_RC_SUCCESS) {
-		free(c);
-		return -ENODEV;
-	}
-	*ret = c;
-	return 0;
-}
-
-/* The storage primary key every use recreates: the same template gives the same key. */
-static int create_primary(struct tpm *t)
-{
-	static const TPM2B_SENSITIVE_CREATE sens = { 0 };
-	static const TPM2B_PUBLIC tmpl = {
-		.publicArea = {
-			.type = TPM2_ALG_ECC,
-			.nameAlg = TPM2_ALG_SHA256,
-			.objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
-					    TPMA_OBJECT_SENSITIVEDATAORIGIN |
-					    TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_NODA |
-					    TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT,
-			.parameters.eccDetail = {
-				.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128,
-					       .mode.aes = TPM2_ALG_CFB },
-				.scheme.scheme = TPM2_ALG_NULL,
-				.curveID = TPM2_ECC_NIST_P256,
-				.kdf.scheme = TPM2_ALG_NULL,
-			},
-		},
-	};
-	static const TPM2B_DATA outside = { 0 };
-	static const TPML_PCR_SELECTION none = { 0 };
-	TSS2_RC rc;
-
-	rc = Esys_CreatePrimary(t->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE,
-				ESYS_TR_NONE, &sens, &tmpl, &outside, &none, &t->primary, NULL,
-				NULL, NULL, NULL);
-	return rc == TSS2_RC_SUCCESS ? 0 : tss_err(rc, "creating the storage primary key");
-}
-
-/* The storage key's name, which pins it (TPM2B_NAME's bytes). */
-static int primary_name(struct tpm *t, uint8_t *name, uint16_t *ret_len)
-{
-	TPM2B_NAME *n = NULL;
-	TSS2_RC rc = Esys_TR_GetName(t->esys, t->primary, &n);
-	int r = 0;
-
-	if (rc != TSS2_RC_SUCCESS)
-		return tss_err(rc, "naming the storage key");
-	if (n->size == 0 || n->size > HIB_TPM_NAME_MAX)
-		r = -EIO;
-	else
-		memcpy(name, n->name, n->size), *ret_len = n->size;
-	Esys_Free(n);
-	return r;
-}
-
-/* The storage key recreated is the one enrolled: a cleared or other TPM, or
- * something on the bus answering with a key of its own, is refused before
- * any session is salted with it. */
-static int check_pinned(struct tpm *t, const struct hib_tpm_machine *pinned)
-{
-	uint8_t name[HIB_TPM_NAME_MAX];
-	uint16_t len = 0;
-	int r;
-
-	if (!pinned)
-		return 0;
-	r = primary_name(t, name, &len);
-	if (r < 0)
-		return r;
-	if (len != pinned->srk_name_len || memcmp(name, pinned->srk_name, len) != 0)
-		return -EREMCHG;
-	return 0;
-}
-
-static int tpm_open(struct tpm *t, const struct hib_tpm_machine *pinned)
-{
-	TSS2_RC rc;
-	int r;
-
-	*t = (struct tpm){ .primary = ESYS_TR_NONE, .session = ESYS_TR_NONE };
-	/* The TSS logs its errors to stderr ("ERROR:esys:…"), on the console in an
-	 * initramfs, before the message that says what a refusal means: unless
-	 * the user asks for them, they go to the debug log (tss_err) only. */
-	setenv("TSS2_LOG", "all+none", 0);
-	if (!test_tcti) {
-		r = tcti_device("/dev/tpmrm0", &t->tcti);
-		if (r < 0)
-			r = tcti_device("/dev/tpm0", &t->tcti);
-		if (r < 0)
-			return -ENODEV;
-	}
-	rc = Esys_Initialize(&t->esys, test_tcti ? test_tcti : t->tcti, NULL);
-	if (rc != TSS2_RC_SUCCESS)
-		return tss_err(rc, "initializing the TSS");
-	r = create_primary(t);
-	return r < 0 ? r : check_pinned(t, pinned);
-}
-
-/* A session salted with the primary key, so the key-encryption key never
- * crosses the bus in the clear (@type: TPM2_SE_TRIAL, _POLICY or _HMAC). */
-static int start_session(struct tpm *t, TPM2_SE type, TPMA_SESSION attrs)
-{
-	static const TPMT_SYM_DEF aes = { .algorithm = TPM2_ALG_AES,
-					  .keyBits.aes = 128,
-					  .mode.aes = TPM2_ALG_CFB };
-	TSS2_RC rc;
-
-	rc = Esys_StartAuthSession(t->esys, t->primary, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
-				   ESYS_TR_NONE, NULL, type, &aes, TPM2_ALG_SHA256, &t->session);
-	if (rc != TSS2_RC_SUCCESS)
-		return tss_err(rc, "starting a session");
-	if (attrs) {
-		rc = Esys_TRSess_SetAttributes(t->esys, t->session, attrs, 0xff);
-		if (rc != TSS2_RC_SUCCESS)
-			return tss_err(rc, "setting the session's attributes");
-	}
-	return 0;
-}
-
-static void end_session(struct tpm *t)
-{
-	if (t->session != ESYS_TR_NONE)
-		Esys_FlushContext(t->esys, t->session);
-	t->session = ESYS_TR_NONE;
-}
-
-static void pcr_selection(uint32_t mask, TPML_PCR_SELECTION *sel)
-{
-	memset(sel, 0, sizeof(*sel));
-	sel->count = 1;
-	sel->pcrSelections[0].hash = TPM2_ALG_SHA256;
-	sel->pcrSelections[0].sizeofSelect = 3;
-	for (unsigned i = 0; i < 3; i++)
-		sel->pcrSelections[0].pcrSelect[i] = (uint8_t)(mask >> (8 * i));
-}
-
-/* The policy: the PCRs of @mask as they are now, and the PIN when @pin. */
-static int apply_policy(struct tpm *t, uint32_t mask, bool pin)
-{
-	static const TPM2B_DIGEST current = { 0 }; /* empty: the PCRs' present values */
-	TPML_PCR_SELECTION sel;
-	TSS2_RC rc;
-
-	pcr_selection(mask, &sel);
-	rc = Esys_PolicyPCR(t->esys, t->session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &current,
-			    &sel);
-	if (rc != TSS2_RC_SUCCESS)
-		return tss_err(rc, "binding to the PCRs");
-	if (pin) {
-		rc = Esys_PolicyAuthValue(t->esys, t->session, ESYS_TR_NONE, ESYS_TR_NONE,
-					  ESYS_TR_NONE);
-		if (rc != TSS2_RC_SUCCESS)
-			return tss_err(rc, "binding to the PIN");
-	}
-	return 0;
-}
-
-/* The PCRs of @mask, lowest first, one read each (a read returns at most 8). */
-static int read_pcrs(struct tpm *t, uint32_t mask, uint8_t values[][32])
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < 24 && n < HIB_TPM_PCRS_MAX; i++) {
-		TPML_PCR_SELECTION sel, *out_sel = NULL;
-		TPML_DIGEST *out = NULL;
-		TSS2_RC rc;
-		int r = 0;
-
-		if (!(mask & (1u << i)))
-			continue;
-		pcr_selection(1u << i, &sel);
-		rc = Esys_PCR_Read(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &sel, NULL,
-				   &out_sel, &out);
-		if (rc != TSS2_RC_SUCCESS)
-			r = tss_err(rc, "reading the PCRs");
-		else if (out->count != 1 || out->digests[0].size != 32)
-			r = -EIO; /* PCR i is not in the SHA-256 bank */
-		else
-			memcpy(values[n++], out->digests[0].buffer, 32);
-		Esys_Free(out_sel);
-		Esys_Free(out);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-/* PCRs 0..7 (firmware and boot loader) that the SHA-256 bank has. */
-static int default_pcrs(struct tpm *t, uint32_t *ret_mask)
-{
-	TPMS_CAPABILITY_DATA *cap = NULL;
-	TPMI_YES_NO more;
-	uint32_t mask = 0;
-	TSS2_RC rc;
-
-	rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_PCRS, 0,
-				1, &more, &cap);
-	if (rc != TSS2_RC_SUCCESS)
-		return tss_err(rc, "asking for the PCR banks");
-	for (uint32_t i = 0; i < cap->data.assignedPCR.count; i++) {
-		const TPMS_PCR_SELECTION *s = &cap->data.assignedPCR.pcrSelections[i];
-
-		if (s->hash == TPM2_ALG_SHA256 && s->sizeofSelect > 0)
-			mask = s->pcrSelect[0];
-	}
-	Esys_Free(cap);
-	if (mask == 0)
-		return -EIO;
-	*ret_mask = mask;
-	return 0;
 }
 
 static int policy_digest(struct tpm *t, uint32_t mask, bool pin, TPM2B_DIGEST *ret)
@@ -404,18 +135,18 @@ static int policy_digest(struct tpm *t, uint32_t mask, bool pin, TPM2B_DIGEST *r
 	TSS2_RC rc;
 	int r;
 
-	r = start_session(t, TPM2_SE_TRIAL, 0);
+	r = tpm_start_session(t, TPM2_SE_TRIAL, 0);
 	if (r == 0)
-		r = apply_policy(t, mask, pin);
+		r = tpm_apply_policy(t, mask, pin);
 	if (r < 0)
 		return r;
 	rc = Esys_PolicyGetDigest(t->esys, t->session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
 				  &d);
 	if (rc != TSS2_RC_SUCCESS)
-		return tss_err(rc, "computing the policy");
+		return tpm_tss_err(rc, "computing the policy");
 	*ret = *d;
 	Esys_Free(d);
-	end_session(t);
+	tpm_end_session(t);
 	return 0;
 }
 
@@ -463,11 +194,11 @@ static int create_sealed(struct tpm *t, const uint8_t *kek, const uint8_t *pin,
 		sens.sensitive.userAuth.size = HIB_TPM_PIN_BYTES;
 		memcpy(sens.sensitive.userAuth.buffer, pin, HIB_TPM_PIN_BYTES);
 	}
-	r = start_session(t, TPM2_SE_HMAC, TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION);
+	r = tpm_start_session(t, TPM2_SE_HMAC, TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION);
 	if (r == 0) {
 		rc = Esys_Create(t->esys, t->primary, t->session, ESYS_TR_NONE, ESYS_TR_NONE, &sens,
 				 &tmpl, &outside, &none, &priv, &pub, NULL, NULL, NULL);
-		r = rc == TSS2_RC_SUCCESS ? marshal(pub, priv, ret) : tss_err(rc, "sealing");
+		r = rc == TSS2_RC_SUCCESS ? marshal(pub, priv, ret) : tpm_tss_err(rc, "sealing");
 	}
 	explicit_bzero(&sens, sizeof(sens));
 	Esys_Free(priv);
@@ -483,9 +214,9 @@ int tpm_seal(const uint8_t *kek, uint32_t pcr_mask, const uint8_t *pin,
 	int r = tpm_open(&t, pinned);
 
 	if (r == 0 && pcr_mask == 0)
-		r = default_pcrs(&t, &pcr_mask);
+		r = tpm_default_pcrs(&t, &pcr_mask);
 	if (r == 0)
-		r = read_pcrs(&t, pcr_mask, ret->pcr_values);
+		r = tpm_read_pcrs(&t, pcr_mask, ret->pcr_values);
 	if (r == 0)
 		r = policy_digest(&t, pcr_mask, pin != NULL, &policy);
 	if (r == 0)
@@ -507,7 +238,7 @@ int tpm_pcrs_resolve(uint32_t mask, uint32_t *ret_mask)
 	}
 	r = tpm_open(&t, NULL);
 	if (r == 0)
-		r = default_pcrs(&t, ret_mask);
+		r = tpm_default_pcrs(&t, ret_mask);
 	tpm_close(&t);
 	return r;
 }
@@ -526,7 +257,7 @@ static int load_sealed(struct tpm *t, const struct hib_tpm *h, ESYS_TR *ret)
 		return -EBADMSG;
 	rc = Esys_Load(t->esys, t->primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv,
 		       &pub, ret);
-	return rc == TSS2_RC_SUCCESS ? 0 : tss_err(rc, "loading the sealed key");
+	return rc == TSS2_RC_SUCCESS ? 0 : tpm_tss_err(rc, "loading the sealed key");
 }
 
 /* Which of the policy's PCRs differ from the values sealed with it. */
@@ -536,7 +267,7 @@ static uint32_t changed_pcrs(struct tpm *t, const struct hib_tpm *h)
 	uint32_t changed = 0;
 	unsigned n = 0;
 
-	if (read_pcrs(t, h->pcr_mask, now) < 0)
+	if (tpm_read_pcrs(t, h->pcr_mask, now) < 0)
 		return 0;
 	for (unsigned i = 0; i < 24; i++)
 		if (h->pcr_mask & (1u << i)) {
@@ -554,9 +285,9 @@ static int unseal_loaded(struct tpm *t, const struct hib_tpm *h, ESYS_TR obj, co
 	TSS2_RC rc;
 	int r;
 
-	r = start_session(t, TPM2_SE_POLICY, TPMA_SESSION_ENCRYPT);
+	r = tpm_start_session(t, TPM2_SE_POLICY, TPMA_SESSION_ENCRYPT);
 	if (r == 0)
-		r = apply_policy(t, h->pcr_mask, h->flags & HIB_TPM_PIN);
+		r = tpm_apply_policy(t, h->pcr_mask, h->flags & HIB_TPM_PIN);
 	if (r == 0 && (h->flags & HIB_TPM_PIN)) {
 		TPM2B_AUTH auth = { .size = HIB_TPM_PIN_BYTES };
 
@@ -564,13 +295,13 @@ static int unseal_loaded(struct tpm *t, const struct hib_tpm *h, ESYS_TR obj, co
 		rc = Esys_TR_SetAuth(t->esys, obj, &auth);
 		explicit_bzero(&auth, sizeof(auth));
 		if (rc != TSS2_RC_SUCCESS)
-			r = tss_err(rc, "setting the PIN");
+			r = tpm_tss_err(rc, "setting the PIN");
 	}
 	if (r < 0)
 		return r;
 	rc = Esys_Unseal(t->esys, obj, t->session, ESYS_TR_NONE, ESYS_TR_NONE, &out);
 	if (rc != TSS2_RC_SUCCESS)
-		return tss_err(rc, "unsealing");
+		return tpm_tss_err(rc, "unsealing");
 	t->session = ESYS_TR_NONE; /* spent: the TPM flushed it */
 	r = out->size == HIB_TPM_KEK_BYTES ? 0 : -EBADMSG;
 	if (r == 0)
@@ -610,9 +341,9 @@ int tpm_enroll(uint32_t pcr_mask, struct hib_tpm_machine *ret)
 
 	memset(ret, 0, sizeof(*ret));
 	if (r == 0 && pcr_mask == 0)
-		r = default_pcrs(&t, &pcr_mask);
+		r = tpm_default_pcrs(&t, &pcr_mask);
 	if (r == 0)
-		r = primary_name(&t, ret->srk_name, &ret->srk_name_len);
+		r = tpm_primary_name(&t, ret->srk_name, &ret->srk_name_len);
 	tpm_close(&t);
 	if (r < 0)
 		return r;

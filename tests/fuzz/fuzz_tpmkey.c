@@ -2,7 +2,7 @@
 /*
  * The TPM machine key's enrollment file (/var/lib/hibernate/tpm-machine.key,
  * copied into the initramfs): hib_tpm_machine_check as read and resealed.
- * What passes is what tpm.c unmarshals and compares: a storage key name that
+ * What passes is what tpm.c and tpm-esys.c unmarshal and compare: a storage key name that
  * fits its room, a sealed object whose lengths fit the blob, some PCRs of
  * 0..23, no PIN.
  *

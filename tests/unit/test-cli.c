@@ -792,8 +792,8 @@ static const struct cli_opt *tables_option(const struct cli_tables *t, const cha
 	return NULL;
 }
 
-/* One source of truth: every key of config.c has its option or says why not, and
- * every option names a key config.c has or says why not. */
+/* One source of truth: every key of config-keys.c has its option or says why not, and
+ * every option names a key config-keys.c has or says why not. */
 static void tables_hold_every_config_key(void **state)
 {
 	struct cli_tables t;
@@ -817,8 +817,8 @@ static void tables_hold_every_config_key(void **state)
 		if (strcmp(o->key, "-") == 0 && !*o->why)
 			fail_msg("option %s sets no config key and says no reason", o->name);
 		if (strcmp(o->key, "-") != 0 && !is_config_key(o->key))
-			fail_msg("option %s names config key '%s', which config.c lacks", o->name,
-				 o->key);
+			fail_msg("option %s names config key '%s', which config-keys.c lacks",
+				 o->name, o->key);
 	}
 	run_free(&t.run);
 }

@@ -65,7 +65,7 @@ static const struct cli_command commands[] = {
  * the argument, or @value for a flag), unless one of @str, @set and @handle
  * takes it at once: --device and --offset stay apart from the file's keys and
  * win over them where the target is picked. An option with no key says why
- * the file has no such setting; test-cli holds both tables to config.c's keys.
+ * the file has no such setting; test-cli holds both tables to config-keys.c's keys.
  */
 struct cli_option {
 	const char *name; /* --name */

@@ -18,6 +18,7 @@
 #include "frontend/screen.h"
 #include "frontend/stats.h"
 #include "tool.h"
+#include "util/error.h"
 #include "util/util.h"
 
 #define MIN_INT(a, b) ((a) < (b) ? (a) : (b))
@@ -69,23 +70,43 @@ static void screen_write(struct output *o, const char *s)
 		output_screen_close_fd(o);
 }
 
+/* The console in front (hib_screen_front) opened with @flags, O_NOCTTY |
+ * O_NONBLOCK | O_CLOEXEC added: its descriptor, its number in *@ret_vt, its
+ * path in @dev and its KDGETMODE mode in *@ret_mode (-1 for none: not a
+ * virtual console). -1 with @err saying why when no console is in front or
+ * it does not open. */
+static int front_console(int flags, unsigned *ret_vt, char *dev, size_t len, int *ret_mode,
+			 struct hib_error *err)
+{
+	int fd;
+
+	if (hib_screen_front(NULL, ret_vt, err) < 0)
+		return -1;
+	snprintf(dev, len, "/dev/tty%u", *ret_vt);
+	fd = open(dev, flags | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		hib_error_set(err, -e, "%s: %s", dev, strerror(e));
+		return -1;
+	}
+	if (ioctl(fd, KDGETMODE, ret_mode) < 0)
+		*ret_mode = -1;
+	return fd;
+}
+
 bool output_front_graphics(void)
 {
 	struct hib_error err;
 	unsigned vt;
 	char dev[32];
-	int fd, mode = KD_TEXT;
-	bool graphics;
+	int fd, mode;
 
-	if (hib_screen_front(NULL, &vt, &err) < 0)
-		return false;
-	snprintf(dev, sizeof(dev), "/dev/tty%u", vt);
-	fd = open(dev, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = front_console(O_RDONLY, &vt, dev, sizeof(dev), &mode, &err);
 	if (fd < 0)
 		return false;
-	graphics = ioctl(fd, KDGETMODE, &mode) == 0 && mode == KD_GRAPHICS;
 	close(fd);
-	return graphics;
+	return mode == KD_GRAPHICS;
 }
 
 void output_screen_open(struct control *ctl)
@@ -94,24 +115,19 @@ void output_screen_open(struct control *ctl)
 	struct hib_error err;
 	enum hib_screen_use use;
 	char sv[32] = "", dev[32];
-	int fd, mode = KD_TEXT;
+	int fd, mode;
 
 	output_screen_close(ctl);
-	if (hib_screen_front(NULL, &f.vt, &err) < 0) {
+	fd = front_console(O_RDWR, &f.vt, dev, sizeof(dev), &mode, &err);
+	if (fd < 0) {
 		tlog(ctl, HIB_LOG_DEBUG, "no screen for the cycle: %s", err.msg);
 		return;
 	}
 	(void)hib_config_get(&ctl->cfg, "switch-vt", sv, sizeof(sv));
 	if (hib_screen_switch_vt(sv, &f.switch_vt) < 0)
 		f.switch_vt = 0;
-	snprintf(dev, sizeof(dev), "/dev/tty%u", f.vt);
-	fd = open(dev, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		tlog(ctl, HIB_LOG_DEBUG, "no screen for the cycle: %s: %m", dev);
-		return;
-	}
 	/* Not a virtual console, or one a display server draws. */
-	f.graphics = ioctl(fd, KDGETMODE, &mode) < 0 || mode != KD_TEXT;
+	f.graphics = mode != KD_TEXT;
 	f.is_terminal = is_stderr(fd);
 	use = hib_screen_choose(&f);
 	if (use == HIB_SCREEN_NONE) {
