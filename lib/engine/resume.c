@@ -475,12 +475,14 @@ static int mac_check(struct resume_ctx *rc)
 	return 0;
 }
 
-/* The key, while the image is read ahead (preload.c): what was read stays for
+/* The key, while the image is read ahead (preload.c) and libsodium readied
+ * (crypt_warm_up): what was read stays for
  * the load when the key opens the image, and is freed otherwise. */
 static int unlock_image(struct resume_ctx *rc, const struct hib_options *o)
 {
 	int r;
 
+	crypt_warm_up();
 	engine_preload_start(rc->t, &rc->img, o, &rc->pre);
 	r = rc->img.hdr->crypt.kdf == HIB_KDF_TPM2 ? unlock_tpm(rc, o) : unlock(rc, o);
 	if (r == 0)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <pthread.h>
 #include <sodium.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -41,6 +42,34 @@ int crypt_kdf_cost(uint64_t passes, uint64_t memory, uint64_t ram, uint64_t *ret
 static int init_sodium(void)
 {
 	return sodium_init() < 0 ? -EIO : 0;
+}
+
+static void *warm_up_main(void *arg)
+{
+	int r = sodium_init(); /* a failure is crypt_open's to report, from its call */
+
+	(void)arg;
+	(void)r;
+	return NULL;
+}
+
+static void warm_up_once(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (pthread_attr_init(&attr))
+		return;
+	if (!pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED))
+		(void)pthread_create(&t, &attr, warm_up_main, NULL);
+	pthread_attr_destroy(&attr);
+}
+
+void crypt_warm_up(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, warm_up_once);
 }
 
 static atomic_uint keys_held;

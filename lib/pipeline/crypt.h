@@ -29,6 +29,14 @@ int crypt_setup(const struct hib_secret *s, uint64_t ops, uint64_t mem, struct h
 		uint8_t **ret_key);
 /* Existing image: unwrap the data key with @s. -EACCES: wrong secret. */
 int crypt_open(const struct hib_secret *s, const struct hib_header *hdr, uint8_t **ret_key);
+/* Start libsodium's initialisation on a thread of its own, once, and return:
+ * it reads getrandom(), which blocks until the kernel's random pool is ready
+ * (at boot, without a hardware source, seconds after the image is found).
+ * Opening an image needs no random bytes, but crypt_open waits for that
+ * initialisation; begun while the secret is awaited, the wait overlaps the
+ * typing instead of following the Enter. A failure to start is no error:
+ * crypt_open then initialises as before. */
+void crypt_warm_up(void);
 void crypt_key_free(uint8_t *key);
 /* Keys (data keys, key-encryption keys) this module allocated and that are not
  * freed yet, in the whole process: what a test checks is none when it must be. */

@@ -213,6 +213,40 @@ static void expect_swap_given_back(const struct fx *f)
 	free(img);
 }
 
+/* Threads of this process now (/proc/self/task). */
+static int thread_count(void)
+{
+	char line[128];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* crypt_warm_up initialises libsodium on a thread of its own and returns at
+ * once; after it, sodium_init() has nothing left to do (1). First in the
+ * group: nothing before it may have initialised libsodium. */
+static void warm_up_initialises_in_the_background(void **state)
+{
+	int waited_ms = 0;
+
+	(void)state;
+	assert_int_equal(thread_count(), 1);
+	crypt_warm_up();
+	crypt_warm_up(); /* once only */
+	while (thread_count() > 1 && waited_ms < 10000) {
+		usleep(10000);
+		waited_ms += 10;
+	}
+	assert_int_equal(thread_count(), 1);
+	assert_int_equal(sodium_init(), 1);
+}
+
 /* Give the swap area back without resuming, as `hibernate invalidate` does. */
 static void invalidate(struct fx *f)
 {
@@ -645,6 +679,7 @@ static void kdf_cost_configurable_within_what_readers_take(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(warm_up_initialises_in_the_background),
 		cmocka_unit_test(passphrase_opens_and_resume_wipes_the_key),
 		cmocka_unit_test(key_file_opens_once_and_only_the_right_one),
 		cmocka_unit_test(wrong_passphrase_asked_again_then_refused),
