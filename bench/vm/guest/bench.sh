@@ -132,6 +132,33 @@ rw_writer_start() {
 	say rw_before "$(du -m /mnt/rw/log | cut -f1) MiB written, $(awk '/^(Dirty|Writeback):/ { printf "%s%s=%dMiB", s, $1, $2 / 1024; s = " " }' /proc/meminfo)"
 }
 
+# mem_sample: workload text, ours: what the hibernate process holds (VmRSS,
+# VmLck) and the system's MemFree, Cached and Dirty, every 0.05 s, appended
+# to /run/hibmem with /proc/uptime's time, for as long as the process lives.
+# mem_said: after the resume, the last sample before the freeze ("Freezing
+# user space processes" in the kernel log): the memory the snapshot's
+# preallocation found.
+mem_sample() {
+	i=0
+	until pid=$(pidof hibernate); do
+		i=$((i + 1))
+		[ $i -gt 200 ] && return 0
+		usleep 10000
+	done
+	while kill -0 "$pid" 2>/dev/null; do
+		{ cut -d' ' -f1 /proc/uptime | tr '\n' ' '
+		  awk '/^(VmRSS|VmLck):/ { printf "%s=%dMiB ", $1, $2 / 1024 }' "/proc/$pid/status"
+		  awk '/^(MemFree|Cached|Dirty):/ { printf "%s=%dMiB ", $1, $2 / 1024 }' /proc/meminfo
+		  echo; } 2>/dev/null | tr -d ':' >>/run/hibmem
+		usleep 50000
+	done
+}
+mem_said() {
+	t=$(dmesg | awk '/Freezing user space processes/ { sub(/^[^[]*\[ */, ""); sub(/\].*/, ""); t = $0 } END { print t }')
+	[ -n "$t" ] && [ -s /run/hibmem ] || return 0
+	say hib_mem "$(awk -v t="$t" '$1 + 0 < t + 0 { l = $0 } END { print l }' /run/hibmem)"
+}
+
 # comeback: no tmpfs; CB_HOGS processes of CB_HOG_MB each (records, text,
 # random bytes) and one that maps 300 MiB of files: ~1100 MiB of working set
 # against the default image size of ~780 MiB, so the snapshot swaps heap out
@@ -189,6 +216,7 @@ hib_opts() {
 	case $codec in
 	default) echo "-v" ;;
 	fixed) echo "-v --no-adaptive" ;; # lz4, every block compressed
+	image1g) echo "-v --image-size 1024" ;; # the kernel's cap, not its 2/5 of RAM
 	norestore) # the defaults but the working set's restore
 		echo "restore-working-set = no" >/run/bench-norestore.conf
 		echo "-v --config /run/bench-norestore.conf"
@@ -297,6 +325,7 @@ case $1 in
 		# shellcheck disable=SC2320 # the write's status is the point
 		rc=$?
 	else
+		[ "$wl" = text ] && mem_sample &
 		# shellcheck disable=SC2046 # options, as words
 		hibernate $(hib_opts)
 		rc=$?
@@ -328,6 +357,7 @@ case $1 in
 	if kill -0 "$memhog_pid" 2>/dev/null; then say memhog_alive 1; else say memhog_alive 0; fi
 	if [ "$wl" = text ]; then
 		if kill -0 "$rw_pid" 2>/dev/null; then say rw_alive 1; else say rw_alive 0; fi
+		mem_said
 	fi
 	if [ "$(md5sum </bench/random.bin | cut -d' ' -f1)" = "$tmpfs_sum" ]; then
 		say tmpfs_ok 1
