@@ -356,11 +356,17 @@ struct hib_tpm_options {
 	const struct hib_tpm_machine *machine;
 };
 
+#define HIB_IMAGE_SIZE_DEFAULT (-1)
+#define HIB_IMAGE_SIZE_KERNEL (-2)
+
 struct hib_options {
 	enum hib_codec_choice codec;
-	int codec_level;    /* 0 = codec default */
-	unsigned threads;   /* workers; 0 = one per online CPU */
-	int64_t image_size; /* PREF_IMAGE_SIZE bytes; -1 = kernel default */
+	int codec_level;  /* 0 = codec default */
+	unsigned threads; /* workers; 0 = one per online CPU */
+	/* PREF_IMAGE_SIZE bytes, a limit on the stream; HIB_IMAGE_SIZE_DEFAULT:
+	 * the kernel's preference, raised a little where the memory in use is
+	 * just above it; HIB_IMAGE_SIZE_KERNEL: the kernel's, untouched. */
+	int64_t image_size;
 	enum hib_powerdown powerdown;
 	uint32_t block_bytes; /* stream bytes per block; 0 = default (256 KiB) */
 	hib_progress_fn progress;

@@ -80,4 +80,11 @@ void engine_fs_state(int fd, const char *fstype, uint8_t *sb, struct hib_fs_stat
  * process of a system @snap freezes, before it thaws. */
 void engine_test_cycle_stop_others(const struct hib_snapshot *snap);
 
+/* imagesize.c: the default's image size wish, in bytes of memory, or 0 to
+ * leave the kernel's preference (@kernel_pref) alone: the memory in use
+ * (@used) and a margin of @ram / 8, where the memory in use is within
+ * @ram / 16 under the kernel's and @ram / 8 over it, within what the swap
+ * area holds (@room). */
+uint64_t engine_image_wish(uint64_t kernel_pref, uint64_t used, uint64_t ram, uint64_t room);
+
 #endif

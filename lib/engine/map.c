@@ -50,6 +50,7 @@ int suspend_reserve_map(struct suspend_ctx *sc, uint32_t block_bytes)
 	if (r < 0)
 		return log_err(r, "%s: the free space of the area is unknown: %m",
 			       hib_target_name(sc->t));
+	sc->area_pages = pages;
 	if (sc->o->image_size > 0)
 		stream = (uint64_t)sc->o->image_size / HIB_PAGE_SIZE;
 	if (hib_snapshot_can(sc->snap, HIB_SNAP_CAP_FREEZES_SYSTEM)) {

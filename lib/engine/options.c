@@ -14,7 +14,7 @@ void hib_options_init(struct hib_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->codec = HIB_COMPRESS_LZ4;
-	o->image_size = -1;
+	o->image_size = HIB_IMAGE_SIZE_DEFAULT;
 	o->powerdown = HIB_POWERDOWN_SHUTDOWN;
 }
 

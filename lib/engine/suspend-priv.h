@@ -52,6 +52,9 @@ struct suspend_ctx {
 	uint64_t snap_ns;                /* the reader's time inside /dev/snapshot's readv() */
 	uint64_t alloc_ns;               /* time in suspend_alloc_page: the area's pages */
 	uint64_t alloc_pages;            /* and the pages it handed out */
+	uint64_t area_pages;             /* the area's free pages before the freeze */
+	uint64_t pref_before;            /* the kernel's image_size, to put back */
+	bool pref_set;                   /* a PREF_IMAGE_SIZE of ours is in force */
 };
 
 /* writer.c: the codec workers' job (engine_pipe_new's); the writer thread's
@@ -72,6 +75,13 @@ int suspend_verify_image(struct suspend_ctx *sc, uint64_t stream_xxh3);
 int suspend_alloc_page(struct suspend_ctx *sc, uint64_t *off);
 int suspend_reserve_map(struct suspend_ctx *sc, uint32_t block_bytes);
 int suspend_write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret_pages);
+
+/* imagesize.c: the image size the kernel is asked for, after FREEZE (the
+ * limit --image-size sets, or by default a little above the memory in use
+ * when that spares the kernel its reclaim: engine_image_wish, engine.h); the
+ * kernel's own preference put back by the unwind, in either world. */
+int suspend_image_size_wish(struct suspend_ctx *sc);
+void suspend_image_size_put_back(struct suspend_ctx *sc);
 
 /* admit.c: refuse a target that is not a swap area (or image file) ours to
  * write; turn its swap on when --auto-swapon says so. @page: room to read page 0. */

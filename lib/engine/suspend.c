@@ -314,16 +314,7 @@ static int hibernate_freeze(struct cycle *c)
 		else
 			c->h->flags |= HIB_HFLAG_PLATFORM;
 	}
-	if (o->image_size >= 0) {
-		/* The limit is on the stream; the kernel's wish counts memory pages:
-		 * one exactly met would leave the stream over it by its PFN pages. */
-		uint64_t pages = hib_snapshot_pref_pages((uint64_t)o->image_size / HIB_PAGE_SIZE);
-
-		r = snap->ops->pref_image_size(snap, pages * HIB_PAGE_SIZE);
-		if (r < 0)
-			return log_err(r, "setting the preferred image size failed: %m");
-	}
-	return 0;
+	return suspend_image_size_wish(&c->sc);
 }
 
 /* We are the restored system. The resume side has invalidated the image and
@@ -584,8 +575,10 @@ static void hibernate_unwind(struct cycle *c, int r)
 		hib_target_alloc_reset(sc->t, snap);
 	if (c->phase >= SUSPEND_SNAPSHOT)
 		snap->ops->free_image(snap);
-	if (c->phase >= SUSPEND_FROZEN)
+	if (c->phase >= SUSPEND_FROZEN) {
+		suspend_image_size_put_back(sc);
 		snap->ops->unfreeze(snap);
+	}
 	if (c->phase >= SUSPEND_PREPARED && hib_snapshot_can(snap, HIB_SNAP_CAP_FREEZES_SYSTEM))
 		munlockall();
 	hib_ioq_free(sc->ioq);

@@ -281,7 +281,9 @@ static int set_image_size(struct hib_config *c, const char *v)
 	if (strcmp(v, "min") == 0)
 		c->opts.image_size = 0;
 	else if (strcmp(v, "default") == 0)
-		c->opts.image_size = -1;
+		c->opts.image_size = HIB_IMAGE_SIZE_DEFAULT;
+	else if (strcmp(v, "kernel") == 0)
+		c->opts.image_size = HIB_IMAGE_SIZE_KERNEL;
 	else if (parse_uint(v, UINT64_MAX >> 21, &u) == 0 && u > 0)
 		c->opts.image_size = (int64_t)(u << 20);
 	else
@@ -291,7 +293,9 @@ static int set_image_size(struct hib_config *c, const char *v)
 
 static void get_image_size(const struct hib_config *c, char *b, size_t l)
 {
-	if (c->opts.image_size < 0)
+	if (c->opts.image_size == HIB_IMAGE_SIZE_KERNEL)
+		snprintf(b, l, "kernel");
+	else if (c->opts.image_size < 0)
 		snprintf(b, l, "default");
 	else if (c->opts.image_size == 0)
 		snprintf(b, l, "min");

@@ -33,7 +33,9 @@ static const struct {
 	{ "device", "", "(auto: resume=, else the active swap)" },
 	{ "offset", "", "(none)" },
 	{ "threads", "0", "0 (one per CPU)" },
-	{ "image-size", "default", "default (the kernel's, 2/5 of RAM)" },
+	{ "image-size", "default",
+	  "default (the kernel's, 2/5 of RAM, unless just under the memory in use)" },
+	{ "image-size", "kernel", "kernel (the kernel's, untouched)" },
 	{ "key-file", "", "(none)" },
 };
 

@@ -4,7 +4,9 @@
  * (kernel/power/user.c). The kernel makes the atomic copy and restores it;
  * we move the stream and decide where it lives.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/reboot.h>
@@ -78,6 +80,23 @@ static int dev_platform_support(struct hib_snapshot *s, int on)
 static int dev_pref_image_size(struct hib_snapshot *s, uint64_t bytes)
 {
 	return xioctl_val(s, SNAPSHOT_PREF_IMAGE_SIZE, (unsigned long)bytes);
+}
+
+static int dev_image_size_pref_get(struct hib_snapshot *s, uint64_t *bytes)
+{
+	unsigned long long v;
+	FILE *f = fopen("/sys/power/image_size", "re");
+	int n;
+
+	(void)s;
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return -EIO;
+	*bytes = v;
+	return 0;
 }
 
 static int dev_create_image(struct hib_snapshot *s, int *in_suspend)
@@ -223,6 +242,7 @@ static const struct hib_snapshot_ops dev_ops = {
 	.unfreeze = dev_unfreeze,
 	.platform_support = dev_platform_support,
 	.pref_image_size = dev_pref_image_size,
+	.image_size_pref_get = dev_image_size_pref_get,
 	.create_image = dev_create_image,
 	.get_image_size = dev_get_image_size,
 	.avail_swap = dev_avail_swap,

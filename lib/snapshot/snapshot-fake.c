@@ -19,7 +19,8 @@ struct snapshot_fake {
 	struct hib_snapshot base;
 	struct hib_fake_params p;
 	uint64_t meta_pages;
-	int64_t pref_bytes; /* the last PREF_IMAGE_SIZE, -1 before one */
+	int64_t pref_bytes;     /* the last PREF_IMAGE_SIZE, -1 before one */
+	int64_t pref_at_create; /* pref_bytes at the last CREATE_IMAGE, -1 before one */
 	int frozen;
 	int ready;
 	int platform;
@@ -172,6 +173,20 @@ int64_t hib_snapshot_fake_pref(const struct hib_snapshot *s)
 	return ((const struct snapshot_fake *)s)->pref_bytes;
 }
 
+int64_t hib_snapshot_fake_pref_at_create(const struct hib_snapshot *s)
+{
+	return ((const struct snapshot_fake *)s)->pref_at_create;
+}
+
+/* As /sys/power/image_size: the last wish, or the kernel's own before any. */
+static int fake_image_size_pref_get(struct hib_snapshot *s, uint64_t *bytes)
+{
+	int64_t v = FAKE(s)->pref_bytes;
+
+	*bytes = v >= 0 ? (uint64_t)v : HIB_FAKE_KERNEL_IMAGE_SIZE;
+	return 0;
+}
+
 static int fake_create_image(struct hib_snapshot *s, int *in_suspend)
 {
 	struct snapshot_fake *f = FAKE(s);
@@ -180,6 +195,7 @@ static int fake_create_image(struct hib_snapshot *s, int *in_suspend)
 		return -EPERM;
 	f->ready = 1;
 	f->pos = 0;
+	f->pref_at_create = f->pref_bytes;
 	*in_suspend = !f->p.create_resumes;
 	return 0;
 }
@@ -343,6 +359,7 @@ static const struct hib_snapshot_ops fake_ops = {
 	.unfreeze = fake_unfreeze,
 	.platform_support = fake_platform_support,
 	.pref_image_size = fake_pref_image_size,
+	.image_size_pref_get = fake_image_size_pref_get,
 	.create_image = fake_create_image,
 	.get_image_size = fake_get_image_size,
 	.avail_swap = fake_avail_swap,
@@ -372,6 +389,7 @@ int hib_snapshot_fake_new(const struct hib_fake_params *p, enum hib_snapshot_mod
 	f->p = *p;
 	f->meta_pages = MAX(1, p->stream_pages / 512);
 	f->pref_bytes = -1;
+	f->pref_at_create = -1;
 	if (f->meta_pages >= p->stream_pages)
 		f->meta_pages = p->stream_pages - 1;
 	hib_snapshot_fake_reset(&f->base, mode);

@@ -54,6 +54,12 @@ void hib_snapshot_fake_result(const struct hib_snapshot *s, uint64_t *ret_pages_
 uint64_t hib_snapshot_fake_calls(const struct hib_snapshot *s);
 /* The bytes the last PREF_IMAGE_SIZE asked for; -1 when none was. */
 int64_t hib_snapshot_fake_pref(const struct hib_snapshot *s);
+/* The same as it was when CREATE_IMAGE made the last image: the wish the
+ * snapshot was made under (-1: none asked, or no image made yet). */
+int64_t hib_snapshot_fake_pref_at_create(const struct hib_snapshot *s);
+/* The kernel's preference the fake reports before any PREF_IMAGE_SIZE (as
+ * /sys/power/image_size would): what a cycle must leave behind. */
+#define HIB_FAKE_KERNEL_IMAGE_SIZE (3ull << 20)
 /* Switch a fake from hibernate mode to resume mode, as a reboot would. */
 void hib_snapshot_fake_reset(struct hib_snapshot *s, enum hib_snapshot_mode mode);
 

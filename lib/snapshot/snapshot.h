@@ -20,6 +20,9 @@ struct hib_snapshot_ops {
 	int (*platform_support)(struct hib_snapshot *s, int on);
 	/* Counts pages of memory, not the stream (hib_snapshot_pref_pages). */
 	int (*pref_image_size)(struct hib_snapshot *s, uint64_t bytes);
+	/* The kernel's preference now (/sys/power/image_size: PREF_IMAGE_SIZE
+	 * sets the same value, and it outlives the device), to put it back. */
+	int (*image_size_pref_get)(struct hib_snapshot *s, uint64_t *bytes);
 	/* *in_suspend = 1: image made, write it out; 0: we were just restored. */
 	int (*create_image)(struct hib_snapshot *s, int *in_suspend);
 	int (*get_image_size)(struct hib_snapshot *s, uint64_t *bytes);

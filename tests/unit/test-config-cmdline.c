@@ -777,7 +777,7 @@ static void config_status_says_what_unset_means(void **state)
 		"device=(auto: resume=, else the active swap)\n",
 		"offset=(none)\n",
 		"threads=0 (one per CPU)\n",
-		"image-size=default (the kernel's, 2/5 of RAM)\n",
+		"image-size=default (the kernel's, 2/5 of RAM, unless just under the memory in use)\n",
 		"key-file=(none)\n",
 		"kernel-mismatch=discard\n",
 	};

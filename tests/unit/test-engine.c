@@ -197,9 +197,11 @@ static void suspend_image_size_leaves_room_for_the_pfn_pages(void **state)
 		/* The fake's stream is over every limit here but the last ones: refused
 		 * after the snapshot (-E2BIG) or written; the wish was told either way. */
 		(void)hib_suspend(t, snap, &o, NULL, NULL);
-		assert_true(hib_snapshot_fake_pref(snap) >= 0);
-		assert_int_equal(hib_snapshot_fake_pref(snap) % 4096, 0);
-		pages = (uint64_t)hib_snapshot_fake_pref(snap) / 4096;
+		assert_true(hib_snapshot_fake_pref_at_create(snap) >= 0);
+		assert_int_equal(hib_snapshot_fake_pref_at_create(snap) % 4096, 0);
+		pages = (uint64_t)hib_snapshot_fake_pref_at_create(snap) / 4096;
+		/* The kernel's own preference is back once the cycle is over. */
+		assert_int_equal(hib_snapshot_fake_pref(snap), HIB_FAKE_KERNEL_IMAGE_SIZE);
 		if (limit)
 			assert_true(hib_snapshot_stream_pages(pages) <= limit);
 		if (limit > 1)
@@ -209,6 +211,75 @@ static void suspend_image_size_leaves_room_for_the_pfn_pages(void **state)
 		hib_target_close(t);
 	}
 	unlink(path);
+}
+
+/* PREF_IMAGE_SIZE sets the kernel's global image_size (/sys/power/image_size):
+ * the wish is in force for the snapshot and the kernel's own preference is
+ * back afterwards, in the restored system too (it was saved in the image
+ * with the wish in force). By default, on a device that does not freeze this
+ * machine, nothing is asked. */
+static void suspend_image_size_put_back_in_either_world(void **state)
+{
+	struct hib_fake_params fp = fake_params(SEED, 100, 300, 0);
+	char path[PATH_MAX];
+
+	(void)state;
+	new_swap(path, "imgback", fp.swap_pages);
+	for (int resumed = 0; resumed < 3; resumed++) {
+		struct hib_target *t = NULL;
+		struct hib_snapshot *snap = NULL;
+		enum hib_suspend_outcome out = 0;
+		struct hib_options o;
+
+		hib_options_init(&o);
+		o.powerdown = HIB_POWERDOWN_NONE;
+		o.image_size = resumed == 2 ? HIB_IMAGE_SIZE_DEFAULT : 8 << 20;
+		fp.create_resumes = resumed == 1;
+		assert_int_equal(hib_target_open(path, 0, true, &t), 0);
+		assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
+		assert_int_equal(hib_suspend(t, snap, &o, &out, NULL), 0);
+		if (resumed == 2) {
+			assert_int_equal(hib_snapshot_fake_pref(snap), -1);
+			assert_int_equal(hib_snapshot_fake_pref_at_create(snap), -1);
+		} else {
+			assert_int_equal(out, resumed ? HIB_SUSPEND_RESUMED : HIB_SUSPEND_WRITTEN);
+			assert_true(hib_snapshot_fake_pref_at_create(snap) > 0);
+			assert_true(hib_snapshot_fake_pref_at_create(snap) <= 8 << 20);
+			assert_int_equal(hib_snapshot_fake_pref(snap), HIB_FAKE_KERNEL_IMAGE_SIZE);
+		}
+		if (out == HIB_SUSPEND_WRITTEN)
+			assert_true(hib_image_invalidate(t) >= 0);
+		hib_snapshot_close(snap);
+		hib_target_close(t);
+	}
+	unlink(path);
+}
+
+/* The default's wish: a little above the memory in use, where that is just
+ * above the kernel's preference; nothing where the kernel's covers it, or
+ * where reclaim has much to drop; never beyond the swap area's room. */
+static void suspend_image_wish_only_just_over(void **state)
+{
+	/* The 2 GiB bench VM's MemTotal, and the kernel's 2/5 of it. */
+	const uint64_t mib = 1 << 20, ram = 1966 * mib, kern = ram / 5 * 2;
+
+	(void)state;
+	/* Issue 28's cell (6.1, workload text): ~690 MiB in use by MemFree, but
+	 * the kernel counts its reserved pages too: 2/5 of RAM (786) is just
+	 * over, and its reclaim swapped 60-90 MiB of tmpfs out. */
+	assert_int_equal(engine_image_wish(kern, 690 * mib, ram, 3072 * mib), 690 * mib + ram / 8);
+	/* Well under the kernel's: nothing asked. */
+	assert_int_equal(engine_image_wish(kern, 600 * mib, ram, 3072 * mib), 0);
+	assert_int_equal(engine_image_wish(kern, kern - ram / 16, ram, 3072 * mib), 0);
+	assert_int_equal(engine_image_wish(kern, kern - ram / 16 + 1, ram, 3072 * mib),
+			 kern - ram / 16 + 1 + ram / 8);
+	/* Far over (a large page cache, workload fits): the kernel reclaims. */
+	assert_int_equal(engine_image_wish(kern, 1300 * mib, ram, 3072 * mib), 0);
+	assert_int_equal(engine_image_wish(kern, kern + ram / 8, ram, 4 * ram), kern + ram / 4);
+	assert_int_equal(engine_image_wish(kern, kern + ram / 8 + 1, ram, 4 * ram), 0);
+	/* The area's room bounds the wish; no room above the kernel's: nothing. */
+	assert_int_equal(engine_image_wish(kern, 850 * mib, ram, 900 * mib), 900 * mib);
+	assert_int_equal(engine_image_wish(kern, 850 * mib, ram, kern), 0);
 }
 
 /* ---- hibernate fails midway -------------------------------------------- */
@@ -1634,6 +1705,8 @@ int main(void)
 	static const struct CMUnitTest fixed[] = {
 		NAMED(suspend_rejects_bad_block_size),
 		NAMED(suspend_image_size_leaves_room_for_the_pfn_pages),
+		NAMED(suspend_image_size_put_back_in_either_world),
+		NAMED(suspend_image_wish_only_just_over),
 		NAMED(resume_discards_damaged_magic_or_signature),
 		NAMED(resume_leaves_unrecognised_signature_alone),
 		NAMED(resume_tail_of_other_version_is_eproto),

@@ -150,7 +150,8 @@ static const struct cli_option options[] = {
 	  .help = "page of the swap header inside DEV (resume_offset=)" },
 	{ "compress", 'c', "CODEC", "compress", .help = "none, lz4 (default) or zstd[:LEVEL]" },
 	{ "threads", 't', "N", "threads", .help = "codec threads (default: one per CPU)" },
-	{ "image-size", 0, "MB", "image-size", .help = "preferred image size in MiB, or 'min'" },
+	{ "image-size", 0, "MB", "image-size",
+	  .help = "preferred image size in MiB, 'min' or 'kernel'" },
 	{ "powerdown", 0, "MODE", "powerdown",
 	  .help = "shutdown (default), platform, reboot or suspend\n"
 		  "(suspend: sleep in RAM, resume from disk if power is lost)" },

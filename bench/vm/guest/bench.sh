@@ -3,7 +3,7 @@
 # own hibernation and for `hibernate`; only the hibernate and resume commands
 # differ.  Installed as /scenarios/bench.sh; the kernel cmdline says
 #   bench.side=kernel|ours  bench.codec=default|none|lz4|zstd
-#   bench.workload=fits|over|comeback|encrypted
+#   bench.workload=fits|over|comeback|text|encrypted
 #   (encrypted: bench.codec=luks|enc|enc-preload, bench.pass=PASSPHRASE)
 #   boot 1: swapon vda1, the workload, then the hibernate command
 #   boot 2: the resume step; in the resumed world boot 1's script goes on and
@@ -22,6 +22,12 @@
 # the background restore) every hog walks all of its memory and the mapper
 # all of its files; comeback_done=<major faults of the walk> when the last is
 # done (the host's end mark for the time to responsive).
+# text (issue 28): tmpfs with 150 MiB random bytes and 450 MiB text, no heap
+# to speak of, no page cache read; vdc (ext4, throttled like vda) mounted
+# read-write with a process appending 1 MiB chunks to it every 0.1 s from
+# RW_LEAD seconds before the mark on, through the cycle: the hibernate
+# command starts with dirty data to sync, and with a writer to freeze.  No
+# sync before the mark for this workload (the others have one).
 # shellcheck source=../../../tests/vm/guest/guest.sh
 . /lib/hibtest/guest.sh
 
@@ -50,6 +56,7 @@ case $wl in
 fits | encrypted) t_random=150 t_text=150 t_bins="bin1" h_zero=100 h_struct=50 h_text=50 h_random=50 ;;
 over) t_random=250 t_text=250 t_bins="bin1 bin2" h_zero=150 h_struct=100 h_text=100 h_random=100 ;;
 comeback) ;;
+text) t_random=150 t_text=450 t_bins="" h_zero=0 h_struct=0 h_text=0 h_random=0 ;;
 *) fatal "unknown bench.workload=$wl" ;;
 esac
 
@@ -65,12 +72,22 @@ workload() {
 	d=/mnt/data/load
 	# tmpfs: random bytes, text, binaries.
 	head -c $((t_random * 1048576)) $d/random.bin >/bench/random.bin || fatal "copy random"
-	head -c $((t_text * 1048576)) $d/text.txt >/bench/text.txt || fatal "copy text"
+	if [ "$t_text" -le 250 ]; then
+		head -c $((t_text * 1048576)) $d/text.txt >/bench/text.txt || fatal "copy text"
+	else # text: the 250 MiB file and the two 100 MiB text files of the cache
+		cat $d/text.txt /mnt/data/cache/text-1.txt /mnt/data/cache/text-2.txt |
+			head -c $((t_text * 1048576)) >/bench/text.txt || fatal "copy text"
+	fi
 	for b in $t_bins; do
 		cp -r "$d/$b" /bench/ || fatal "copy $b"
 	done
 	# The process heap: zero pages, records, text, random bytes.
-	/bin/memhog "$h_zero" "$h_struct" "$d/text.txt:$h_text" "$d/random.bin:$h_random" >/run/memhog.out 2>&1 &
+	# (A file's share only when not 0: memhog cannot map 0 bytes.)
+	hog_files=
+	[ "$h_text" -gt 0 ] && hog_files="$d/text.txt:$h_text"
+	[ "$h_random" -gt 0 ] && hog_files="$hog_files $d/random.bin:$h_random"
+	# shellcheck disable=SC2086 # FILE:MB arguments, as words
+	/bin/memhog "$h_zero" "$h_struct" $hog_files >/run/memhog.out 2>&1 &
 	memhog_pid=$!
 	i=0
 	until grep -q ready /run/memhog.out 2>/dev/null; do
@@ -83,11 +100,63 @@ workload() {
 	# files read off the disk.
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	cat /mnt/data/cache/* >/dev/null || fatal "reading the page-cache files failed"
-	bins_mb=$(du -sm /bench/bin* | awk '{ s += $1 } END { print s }')
+	if [ "$wl" != text ]; then
+		cat /mnt/data/cache/* >/dev/null || fatal "reading the page-cache files failed"
+	fi
+	bins_mb=$(du -sm /bench/bin* 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
 	say workload_mb "$((t_random + t_text + bins_mb + h_zero + h_struct + h_text + h_random))"
 	say meminfo "$(meminfo)"
 	tmpfs_sum=$(md5sum </bench/random.bin | cut -d' ' -f1)
+}
+
+# rw_writer_start: workload text's writer on vdc (ext4, read-write):
+# 1 MiB chunks of /bench/text.txt appended to /mnt/rw/log every 0.1 s, for
+# as long as it lives (frozen while the image is made; goes on after the
+# resume).  Waits RW_LEAD s so that the cycle starts with dirty pages.
+RW_LEAD=10
+rw_writer_start() {
+	mkdir -p /mnt/rw
+	mount -t ext4 /dev/vdc /mnt/rw || fatal "mount /dev/vdc (the text workload's writable disk) failed"
+	(
+		i=0
+		while :; do
+			dd if=/bench/text.txt of=/mnt/rw/log bs=1048576 count=1 skip=$((i % 450)) \
+				seek=$i conv=notrunc 2>/dev/null || exit 1
+			i=$((i + 1))
+			usleep 100000
+		done
+	) &
+	rw_pid=$!
+	sleep $RW_LEAD
+	kill -0 $rw_pid 2>/dev/null || fatal "the writer on /dev/vdc died"
+	say rw_before "$(du -m /mnt/rw/log | cut -f1) MiB written, $(awk '/^(Dirty|Writeback):/ { printf "%s%s=%dMiB", s, $1, $2 / 1024; s = " " }' /proc/meminfo)"
+}
+
+# mem_sample: workload text, ours: what the hibernate process holds (VmRSS,
+# VmLck) and the system's MemFree, Cached and Dirty, every 0.05 s, appended
+# to /run/hibmem with /proc/uptime's time, for as long as the process lives.
+# mem_said: after the resume, the last sample before the freeze ("Freezing
+# user space processes" in the kernel log): the memory the snapshot's
+# preallocation found.
+mem_sample() {
+	i=0
+	until pid=$(pidof hibernate); do
+		i=$((i + 1))
+		[ $i -gt 200 ] && return 0
+		usleep 10000
+	done
+	while kill -0 "$pid" 2>/dev/null; do
+		{ cut -d' ' -f1 /proc/uptime | tr '\n' ' '
+		  awk '/^(VmRSS|VmLck):/ { printf "%s=%dMiB ", $1, $2 / 1024 }' "/proc/$pid/status"
+		  awk '/^(MemFree|Cached|Dirty):/ { printf "%s=%dMiB ", $1, $2 / 1024 }' /proc/meminfo
+		  echo; } 2>/dev/null | tr -d ':' >>/run/hibmem
+		usleep 50000
+	done
+}
+mem_said() {
+	t=$(dmesg | awk '/Freezing user space processes/ { sub(/^[^[]*\[ */, ""); sub(/\].*/, ""); t = $0 } END { print t }')
+	[ -n "$t" ] && [ -s /run/hibmem ] || return 0
+	say hib_mem "$(awk -v t="$t" '$1 + 0 < t + 0 { l = $0 } END { print l }' /run/hibmem)"
 }
 
 # comeback: no tmpfs; CB_HOGS processes of CB_HOG_MB each (records, text,
@@ -147,6 +216,7 @@ hib_opts() {
 	case $codec in
 	default) echo "-v" ;;
 	fixed) echo "-v --no-adaptive" ;; # lz4, every block compressed
+	image1g) echo "-v --image-size 1024" ;; # the kernel's cap, not its 2/5 of RAM
 	norestore) # the defaults but the working set's restore
 		echo "restore-working-set = no" >/run/bench-norestore.conf
 		echo "-v --config /run/bench-norestore.conf"
@@ -242,16 +312,20 @@ case $1 in
 	[ "$side" = kernel ] && echo shutdown >/sys/power/disk
 	[ -f /sys/module/hibernate/parameters/compressor ] &&
 		say kernel_compressor_param "$(cat /sys/module/hibernate/parameters/compressor)"
-	sync
+	if [ "$wl" = text ]; then rw_writer_start; else sync; fi
 	# Kernel messages to the console, on both sides: the kernel's timings
 	# (and which compressor it used) are in the log.
 	echo 7 >/proc/sys/kernel/printk
+	# The start of the hibernate step in the kernel's clock, beside its
+	# lines (the report's phase split of boot 1).
+	echo "bench: mark hibernate" >/dev/kmsg
 	say mark hibernate
 	if [ "$side" = kernel ]; then
 		echo disk >/sys/power/state
 		# shellcheck disable=SC2320 # the write's status is the point
 		rc=$?
 	else
+		[ "$wl" = text ] && mem_sample &
 		# shellcheck disable=SC2046 # options, as words
 		hibernate $(hib_opts)
 		rc=$?
@@ -281,6 +355,10 @@ case $1 in
 	echo 4 >/proc/sys/kernel/printk
 	say meminfo_after "$(meminfo)"
 	if kill -0 "$memhog_pid" 2>/dev/null; then say memhog_alive 1; else say memhog_alive 0; fi
+	if [ "$wl" = text ]; then
+		if kill -0 "$rw_pid" 2>/dev/null; then say rw_alive 1; else say rw_alive 0; fi
+		mem_said
+	fi
 	if [ "$(md5sum </bench/random.bin | cut -d' ' -f1)" = "$tmpfs_sum" ]; then
 		say tmpfs_ok 1
 	else

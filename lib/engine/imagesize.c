@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The image size the kernel is asked for (SNAPSHOT_PREF_IMAGE_SIZE), and its
+ * own preference put back afterwards: the ioctl sets the kernel's global
+ * image_size (/sys/power/image_size), which outlives the device.
+ *
+ * By default (image-size = default) the kernel keeps its 2/5 of RAM unless
+ * the memory in use is only a little above it. There its preallocation
+ * (kernel/power/snapshot.c, hibernate_preallocate_memory) takes the slow way
+ * for a few pages over: it reclaims, swapping tmpfs and anonymous pages out,
+ * and grabs and frees half of memory to get the image down (measured on 6.1,
+ * bench workload text: 60-90 MiB swapped out and the longest phase of the
+ * cycle). Asking for a little more than what is in use lets it keep
+ * everything, at the cost of writing those pages, compressed. Far above
+ * (a large page cache), reclaim pays: it drops clean pages, which cost
+ * nothing to write, and the kernel's preference stands.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+
+#include "engine/suspend-priv.h"
+#include "format/format.h"
+#include "snapshot/snapshot.h"
+#include "util/util.h"
+
+/*
+ * The preference to ask for, in bytes of memory, or 0 to leave the kernel's
+ * (@kernel_pref) alone. @used is the memory in use (@ram, the RAM the kernel
+ * manages, less what is free; page cache included) and the kernel counts
+ * more than that: its own reserved pages (its code, data and page structs:
+ * some 4% of RAM) and what grows until the preallocation runs. So: nothing
+ * while @used is under @kernel_pref by more than @ram / 16; nothing either
+ * when it is over by more than @ram / 8 (reclaim pays there: page cache to
+ * drop); in between, @used + @ram / 8, at most @room (what the swap area
+ * holds). The kernel takes no more than about half of memory whatever it is
+ * asked.
+ */
+uint64_t engine_image_wish(uint64_t kernel_pref, uint64_t used, uint64_t ram, uint64_t room)
+{
+	uint64_t need = MIN(used + ram / 8, room);
+
+	if (used + ram / 16 <= kernel_pref || used > kernel_pref + ram / 8)
+		return 0;
+	return need > kernel_pref ? need : 0;
+}
+
+/* The memory whose stream fits in the area's free pages: every block's record
+ * may take a page more than its data (stored raw, framed), the map one entry
+ * an extent, the header a page. */
+static uint64_t area_room_bytes(const struct suspend_ctx *sc)
+{
+	uint64_t block_pages =
+		MAX(sc->o->block_bytes ? sc->o->block_bytes : HIB_DEFAULT_BLOCK_BYTES,
+		    HIB_PAGE_SIZE) /
+		HIB_PAGE_SIZE;
+	uint64_t n = sc->area_pages,
+		 over = DIV_ROUND_UP(n, block_pages + 1) + n / HIB_MAP_ENTRIES + 2;
+
+	return n > over ? hib_snapshot_pref_pages(n - over) * HIB_PAGE_SIZE : 0;
+}
+
+/* The default's wish, 0 for none: only where the kernel freezes the system
+ * (the memory counted is this machine's). */
+static uint64_t default_wish(const struct suspend_ctx *sc, uint64_t kernel_pref)
+{
+	struct sysinfo si;
+	uint64_t ram, used;
+
+	if (!hib_snapshot_can(sc->snap, HIB_SNAP_CAP_FREEZES_SYSTEM) || sysinfo(&si) < 0)
+		return 0;
+	ram = (uint64_t)si.totalram * si.mem_unit;
+	used = ram - MIN(ram, (uint64_t)si.freeram * si.mem_unit);
+	return engine_image_wish(kernel_pref, used, ram, area_room_bytes(sc));
+}
+
+int suspend_image_size_wish(struct suspend_ctx *sc)
+{
+	struct hib_snapshot *snap = sc->snap;
+	const struct hib_options *o = sc->o;
+	uint64_t before = 0, wish;
+	bool known = snap->ops->image_size_pref_get &&
+		     snap->ops->image_size_pref_get(snap, &before) == 0;
+	int r;
+
+	if (o->image_size >= 0) {
+		/* The limit is on the stream; the kernel's wish counts memory pages:
+		 * one exactly met would leave the stream over it by its PFN pages. */
+		wish = hib_snapshot_pref_pages((uint64_t)o->image_size / HIB_PAGE_SIZE) *
+		       HIB_PAGE_SIZE;
+	} else if (o->image_size == HIB_IMAGE_SIZE_DEFAULT && known) {
+		wish = default_wish(sc, before);
+		if (!wish)
+			return 0;
+		log_info("image size: %llu MiB asked for, the kernel's %llu MiB being just under "
+			 "the memory in use (its reclaim would cost more than the pages)",
+			 (unsigned long long)(wish >> 20), (unsigned long long)(before >> 20));
+	} else {
+		return 0;
+	}
+	r = snap->ops->pref_image_size(snap, wish);
+	if (r < 0)
+		return o->image_size >= 0
+			       ? log_err(r, "setting the preferred image size failed: %m")
+			       : 0; /* the default's wish is only a wish */
+	sc->pref_before = before;
+	sc->pref_set = known;
+	return 0;
+}
+
+void suspend_image_size_put_back(struct suspend_ctx *sc)
+{
+	int r;
+
+	if (!sc->pref_set)
+		return;
+	r = sc->snap->ops->pref_image_size(sc->snap, sc->pref_before);
+	if (r < 0)
+		log_warn("the kernel's image size preference (%llu bytes) could not be put back: "
+			 "%s; write it to /sys/power/image_size",
+			 (unsigned long long)sc->pref_before, strerror(-r));
+	sc->pref_set = false;
+}
