@@ -791,6 +791,7 @@ static int resume_invalidate(struct cycle *c)
 	c->stats.pipeline_bytes = pipeline_memory(rc->ep.pipe);
 	c->stats.blocks = h->nr_blocks;
 	c->stats.snapshot_io_ms = rc->snap_ns / 1000000;
+	c->stats.codec_ms = pipeline_work_ns(rc->ep.pipe) / 1000000;
 	c->stats.preload_bytes = rc->preload_bytes;
 	c->stats.preload_ms = rc->preload_ms;
 	return 0;
@@ -822,9 +823,11 @@ static int resume_restore(struct cycle *c)
 	int r;
 
 	/* The kernel's share: it allocates and fills a page per segment of writev(). */
-	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms); restoring",
+	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms; codec: "
+		 "%llu ms of CPU over %u threads); restoring",
 		 (unsigned long long)(hib_now_ms() - c->t0),
-		 (unsigned long long)(c->rc.snap_ns / 1000000));
+		 (unsigned long long)(c->rc.snap_ns / 1000000),
+		 (unsigned long long)c->stats.codec_ms, MAX(c->rc.ep.workers, 1u));
 	log_load_times(&c->rc);
 	if (c->o->stats)
 		c->o->stats(HIB_STATS_RESUME, &c->stats, c->o->stats_userdata);
