@@ -42,6 +42,10 @@ struct resume_ctx {
 	uint64_t preload_bytes, preload_ms;
 	/* Where the time after the secret goes (ns), for the log line. */
 	uint64_t kdf_ns, stop_ns, first_ns, wait_ns;
+	/* The reader's (its thread's alone): waiting for a free slot (the
+	 * workers and the feeder behind), reading a block off the read-ahead
+	 * (the disk behind, and the copy). */
+	uint64_t read_slot_ns, read_block_ns;
 };
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
@@ -109,13 +113,17 @@ static void *reader_main(void *arg)
 		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
 		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10));
 	for (uint32_t i = pos.block; i < hdr->nr_blocks; i++) {
+		uint64_t t = hib_now_ns();
 		struct hib_job *job = pipeline_next_free(p);
 		uint64_t at = lp;
 
+		rc->read_slot_ns += hib_now_ns() - t;
 		if (!job)
 			return NULL;
+		t = hib_now_ns();
 		r = engine_read_block(ra, rc->img.map.pages, hdr->block_raw_bytes, i, stream_off,
 				      &lp, job->in);
+		rc->read_block_ns += hib_now_ns() - t;
 		if (r < 0) {
 			if (r == -EBADMSG)
 				log_err(r, "%s: block %u: header corrupt (logical page %llu)",
@@ -808,12 +816,14 @@ static void log_load_times(const struct resume_ctx *rc)
 	engine_preload_drain_times(rc->pre, &copy_ms, &release_ms);
 	log_info("after the secret: key derived in %llu ms, read-ahead stopped in %llu ms; load: "
 		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms, "
-		 "read-ahead copied in %llu ms and given back in %llu ms",
+		 "read-ahead copied in %llu ms and given back in %llu ms; the reader waited %llu "
+		 "ms for free slots and %llu ms reading blocks",
 		 (unsigned long long)(rc->kdf_ns / 1000000),
 		 (unsigned long long)(rc->stop_ns / 1000000),
 		 (unsigned long long)(rc->first_ns / 1000000),
 		 (unsigned long long)(rc->wait_ns / 1000000), (unsigned long long)copy_ms,
-		 (unsigned long long)release_ms);
+		 (unsigned long long)release_ms, (unsigned long long)(rc->read_slot_ns / 1000000),
+		 (unsigned long long)(rc->read_block_ns / 1000000));
 }
 
 /* Freeze and hand the image to the kernel, which does not come back. */

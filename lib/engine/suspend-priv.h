@@ -52,6 +52,12 @@ struct suspend_ctx {
 	uint64_t snap_ns;                /* the reader's time inside /dev/snapshot's readv() */
 	uint64_t alloc_ns;               /* time in suspend_alloc_page: the area's pages */
 	uint64_t alloc_pages;            /* and the pages it handed out */
+	/* Who waited on whom (ns), each counted by the one thread it names:
+	 * the reader for a free slot (the writer and disk behind), the writer
+	 * for the next encoded block (the codec behind) and for its writes (the
+	 * queue full: the disk behind, then the last ones drained). */
+	uint64_t wait_slot_ns, wait_codec_ns, wait_disk_ns, drain_ns;
+	uint64_t codec_polls; /* the writer's 200 us reaps while it waited for the codec */
 };
 
 /* writer.c: the codec workers' job (engine_pipe_new's); the writer thread's

@@ -478,6 +478,14 @@ static void written_report(struct cycle *c)
 		 (unsigned long long)(pipeline_work_ns(sc->ep.pipe) / 1000000),
 		 MAX(sc->ep.workers, 1u), (unsigned long long)sc->alloc_pages,
 		 (unsigned long long)(sc->alloc_ns / 1000000));
+	log_info("write: the reader waited %llu ms for free slots; the writer waited %llu ms for "
+		 "encoded blocks (%llu polls of its writes), %llu ms for its writes with the queue "
+		 "full and %llu ms for the last ones",
+		 (unsigned long long)(sc->wait_slot_ns / 1000000),
+		 (unsigned long long)(sc->wait_codec_ns / 1000000),
+		 (unsigned long long)sc->codec_polls,
+		 (unsigned long long)(sc->wait_disk_ns / 1000000),
+		 (unsigned long long)(sc->drain_ns / 1000000));
 	if (sc->adaptive) {
 		double codec, disk, saved;
 
