@@ -475,6 +475,9 @@ struct hib_stats {
 	uint64_t preload_ms;     /* resume: the time that reading took */
 	bool adaptive;           /* hibernate: adaptive compression was on */
 	uint64_t raw_blocks;     /* hibernate: blocks it stored raw by choice */
+	uint64_t codec_ms;       /* CPU time the codec workers spent on the blocks, summed over
+				    them: compressing, checksumming, sealing (hibernate) or
+				    opening, checking, decompressing (resume) */
 	/* HIB_SUSPEND_RESUMED: what the cycle's two halves reported, if they did
 	 * (resumed_report; stream_bytes, stored_bytes, snapshot_ms and threads
 	 * are then the hibernate side's, io_ms its write; stored_bytes counts

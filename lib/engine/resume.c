@@ -42,6 +42,10 @@ struct resume_ctx {
 	uint64_t preload_bytes, preload_ms;
 	/* Where the time after the secret goes (ns), for the log line. */
 	uint64_t kdf_ns, stop_ns, first_ns, wait_ns;
+	/* The reader's (its thread's alone): waiting for a free slot (the
+	 * workers and the feeder behind), reading a block off the read-ahead
+	 * (the disk behind, and the copy). */
+	uint64_t read_slot_ns, read_block_ns;
 };
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
@@ -109,13 +113,17 @@ static void *reader_main(void *arg)
 		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
 		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10));
 	for (uint32_t i = pos.block; i < hdr->nr_blocks; i++) {
+		uint64_t t = hib_now_ns();
 		struct hib_job *job = pipeline_next_free(p);
 		uint64_t at = lp;
 
+		rc->read_slot_ns += hib_now_ns() - t;
 		if (!job)
 			return NULL;
+		t = hib_now_ns();
 		r = engine_read_block(ra, rc->img.map.pages, hdr->block_raw_bytes, i, stream_off,
 				      &lp, job->in);
+		rc->read_block_ns += hib_now_ns() - t;
 		if (r < 0) {
 			if (r == -EBADMSG)
 				log_err(r, "%s: block %u: header corrupt (logical page %llu)",
@@ -793,6 +801,7 @@ static int resume_invalidate(struct cycle *c)
 	c->stats.pipeline_bytes = pipeline_memory(rc->ep.pipe);
 	c->stats.blocks = h->nr_blocks;
 	c->stats.snapshot_io_ms = rc->snap_ns / 1000000;
+	c->stats.codec_ms = pipeline_work_ns(rc->ep.pipe) / 1000000;
 	c->stats.preload_bytes = rc->preload_bytes;
 	c->stats.preload_ms = rc->preload_ms;
 	return 0;
@@ -804,11 +813,14 @@ static int resume_invalidate(struct cycle *c)
 static void log_load_times(const struct resume_ctx *rc)
 {
 	log_info("after the secret: key derived in %llu ms, read-ahead stopped in %llu ms; load: "
-		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms",
+		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms; "
+		 "the reader waited %llu ms for free slots and %llu ms reading blocks",
 		 (unsigned long long)(rc->kdf_ns / 1000000),
 		 (unsigned long long)(rc->stop_ns / 1000000),
 		 (unsigned long long)(rc->first_ns / 1000000),
-		 (unsigned long long)(rc->wait_ns / 1000000));
+		 (unsigned long long)(rc->wait_ns / 1000000),
+		 (unsigned long long)(rc->read_slot_ns / 1000000),
+		 (unsigned long long)(rc->read_block_ns / 1000000));
 }
 
 /* Freeze and hand the image to the kernel, which does not come back. */
@@ -818,9 +830,11 @@ static int resume_restore(struct cycle *c)
 	int r;
 
 	/* The kernel's share: it allocates and fills a page per segment of writev(). */
-	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms); restoring",
+	log_info("image loaded and verified in %llu ms (writing /dev/snapshot: %llu ms; codec: "
+		 "%llu ms of CPU over %u threads); restoring",
 		 (unsigned long long)(hib_now_ms() - c->t0),
-		 (unsigned long long)(c->rc.snap_ns / 1000000));
+		 (unsigned long long)(c->rc.snap_ns / 1000000),
+		 (unsigned long long)c->stats.codec_ms, MAX(c->rc.ep.workers, 1u));
 	log_load_times(&c->rc);
 	if (c->o->stats)
 		c->o->stats(HIB_STATS_RESUME, &c->stats, c->o->stats_userdata);

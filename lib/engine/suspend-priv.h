@@ -55,6 +55,12 @@ struct suspend_ctx {
 	uint64_t area_pages;             /* the area's free pages before the freeze */
 	uint64_t pref_before;            /* the kernel's image_size, to put back */
 	bool pref_set;                   /* a PREF_IMAGE_SIZE of ours is in force */
+	/* Who waited on whom (ns), each counted by the one thread it names:
+	 * the reader for a free slot (the writer and disk behind), the writer
+	 * for the next encoded block (the codec behind) and for its writes (the
+	 * queue full: the disk behind, then the last ones drained). */
+	uint64_t wait_slot_ns, wait_codec_ns, wait_disk_ns, drain_ns;
+	uint64_t codec_polls; /* the writer's 200 us reaps while it waited for the codec */
 };
 
 /* writer.c: the codec workers' job (engine_pipe_new's); the writer thread's

@@ -461,11 +461,22 @@ static void written_report(struct cycle *c)
 	/* How much of the write the kernel's copy-out took (a block's pages per
 	 * readv()): the reader feeds everything else, so it is a floor for the phase. */
 	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms "
-		 "(reading /dev/snapshot: %llu ms; allocating %llu pages: %llu ms)",
+		 "(reading /dev/snapshot: %llu ms; codec: %llu ms of CPU over %u threads; "
+		 "allocating %llu pages: %llu ms)",
 		 (unsigned long long)(sc->stream_bytes >> 20),
 		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
 		 (unsigned long long)h->stat_write_ms, (unsigned long long)(sc->snap_ns / 1000000),
-		 (unsigned long long)sc->alloc_pages, (unsigned long long)(sc->alloc_ns / 1000000));
+		 (unsigned long long)(pipeline_work_ns(sc->ep.pipe) / 1000000),
+		 MAX(sc->ep.workers, 1u), (unsigned long long)sc->alloc_pages,
+		 (unsigned long long)(sc->alloc_ns / 1000000));
+	log_info("write: the reader waited %llu ms for free slots; the writer waited %llu ms for "
+		 "encoded blocks (%llu polls of its writes), %llu ms for its writes with the queue "
+		 "full and %llu ms for the last ones",
+		 (unsigned long long)(sc->wait_slot_ns / 1000000),
+		 (unsigned long long)(sc->wait_codec_ns / 1000000),
+		 (unsigned long long)sc->codec_polls,
+		 (unsigned long long)(sc->wait_disk_ns / 1000000),
+		 (unsigned long long)(sc->drain_ns / 1000000));
 	if (sc->adaptive) {
 		double codec, disk, saved;
 
@@ -484,6 +495,7 @@ static void written_report(struct cycle *c)
 	c->stats.pipeline_bytes = pipeline_memory(sc->ep.pipe);
 	c->stats.blocks = sc->nr_blocks;
 	c->stats.snapshot_io_ms = sc->snap_ns / 1000000;
+	c->stats.codec_ms = pipeline_work_ns(sc->ep.pipe) / 1000000;
 	c->stats.adaptive = sc->adaptive;
 	c->stats.raw_blocks = atomic_load(&sc->adapt.raw_blocks);
 }

@@ -227,7 +227,10 @@ static void *writer_main(void *arg)
 		/* Blocks held for their writes keep their slots: leave the reader two,
 		 * or it waits for a slot while we wait for its next block. */
 		while (w->count >= MIN(HIB_WRITE_DEPTH, pipeline_slots(p) - 2) && !w->err) {
+			uint64_t t = hib_now_ns();
+
 			r = hib_ioq_reap(sc->ioq, true);
+			sc->wait_disk_ns += hib_now_ns() - t;
 			if (r < 0)
 				goto out;
 			retire(w, false);
@@ -239,13 +242,17 @@ static void *writer_main(void *arg)
 		/* Waiting for the codec with writes in flight: keep reaping, so
 		 * the disk's busy time ends when its writes do (adaptive only:
 		 * it is what measures the disk). */
+		uint64_t t = hib_now_ns();
+
 		while (sc->adaptive && w->count > 0 && !w->err && !pipeline_done_ready(p)) {
+			sc->codec_polls++;
 			r = hib_ioq_reap_timeout(sc->ioq, 200);
 			if (r < 0)
 				goto out;
 			retire(w, false);
 		}
 		job = pipeline_next_done(p);
+		sc->wait_codec_ns += hib_now_ns() - t;
 		if (!job)
 			break; /* aborted by the reader */
 		if (job->err) {
@@ -268,7 +275,9 @@ static void *writer_main(void *arg)
 		retire(w, false);
 	}
 out:
+	sc->drain_ns = hib_now_ns();
 	k = hib_ioq_drain(sc->ioq);
+	sc->drain_ns = hib_now_ns() - sc->drain_ns;
 	if (r == 0)
 		r = k < 0 ? k : w->err;
 	retire(w, true);
@@ -287,9 +296,11 @@ static int produce_stream(struct suspend_ctx *sc)
 	bool end = false;
 
 	while (!end) {
+		uint64_t t = hib_now_ns();
 		struct hib_job *job = pipeline_next_free(p);
 		uint8_t *buf;
 
+		sc->wait_slot_ns += hib_now_ns() - t;
 		if (!job)
 			return sc->writer_err ? sc->writer_err : -ECANCELED;
 		if (sc->o->cancel && sc->o->cancel(sc->o->cancel_userdata)) {

@@ -13,6 +13,7 @@ enum { JOB_FREE, JOB_FILLED, JOB_WORKING, JOB_DONE, JOB_CONSUMED, JOB_RELEASED }
 struct worker_arg {
 	struct hib_pipeline *p;
 	unsigned id;
+	uint64_t work_ns; /* CPU time in work(), stored once, as the worker ends */
 };
 
 struct hib_pipeline {
@@ -32,6 +33,7 @@ struct hib_pipeline {
 	int aborted;
 	int stopping;
 	size_t memory;
+	uint64_t inline_ns; /* CPU time in work() run inline (no workers) */
 };
 
 static struct hib_job *slot(struct hib_pipeline *p, uint64_t seq)
@@ -79,6 +81,7 @@ static void *worker_main(void *arg)
 {
 	struct worker_arg a = *(struct worker_arg *)arg;
 	struct hib_pipeline *p = a.p;
+	uint64_t work_ns = 0; /* this thread's alone: no lock, summed after the join */
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -98,13 +101,18 @@ static void *worker_main(void *arg)
 		}
 		job->state = JOB_WORKING;
 		pthread_mutex_unlock(&p->mu);
-		if (!job->err) /* a producer's error passes through, in order */
+		if (!job->err) { /* a producer's error passes through, in order */
+			uint64_t t0 = hib_thread_cpu_ns();
+
 			job->err = p->work(job, p->worker_ctx ? p->worker_ctx[a.id] : NULL);
+			work_ns += hib_thread_cpu_ns() - t0;
+		}
 		pthread_mutex_lock(&p->mu);
 		job->state = JOB_DONE;
 		pthread_cond_broadcast(&p->cv);
 	}
 	pthread_mutex_unlock(&p->mu);
+	((struct worker_arg *)arg)->work_ns = work_ns;
 	return NULL;
 }
 
@@ -153,8 +161,12 @@ struct hib_job *pipeline_next_free(struct hib_pipeline *p)
 void pipeline_submit(struct hib_pipeline *p, struct hib_job *job)
 {
 	if (p->started == 0) {
-		if (!job->err)
+		if (!job->err) {
+			uint64_t t0 = hib_thread_cpu_ns();
+
 			job->err = p->work(job, p->worker_ctx ? p->worker_ctx[0] : NULL);
+			p->inline_ns += hib_thread_cpu_ns() - t0;
+		}
 		pthread_mutex_lock(&p->mu);
 		job->state = JOB_DONE;
 	} else {
@@ -263,4 +275,13 @@ unsigned pipeline_workers(const struct hib_pipeline *p)
 unsigned pipeline_slots(const struct hib_pipeline *p)
 {
 	return p->slots;
+}
+
+uint64_t pipeline_work_ns(const struct hib_pipeline *p)
+{
+	uint64_t ns = p->inline_ns;
+
+	for (unsigned i = 0; i < p->workers; i++)
+		ns += p->args[i].work_ns;
+	return ns;
 }

@@ -66,5 +66,9 @@ void pipeline_free(struct hib_pipeline *p);
 size_t pipeline_memory(const struct hib_pipeline *p);
 unsigned pipeline_workers(const struct hib_pipeline *p);
 unsigned pipeline_slots(const struct hib_pipeline *p);
+/* The CPU time (ns) work() took, summed over the workers (or the producer,
+ * when it ran inline): each worker stores its own sum as it ends, so read it
+ * after pipeline_stop(); a running worker's share is not in it yet. */
+uint64_t pipeline_work_ns(const struct hib_pipeline *p);
 
 #endif

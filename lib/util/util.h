@@ -58,6 +58,8 @@ int hib_log_errno(enum hib_loglevel level, int r, const char *fmt, ...) _printf_
 
 uint64_t hib_now_ms(void);
 uint64_t hib_now_ns(void);
+/* The calling thread's CPU time (ns): what it ran, not how long it waited. */
+uint64_t hib_thread_cpu_ns(void);
 
 /* @s without the blanks around it: the end cut in place, the start skipped. */
 char *hib_strip(char *s);

@@ -1453,6 +1453,49 @@ static void stats_agree_with_image_info(void **state)
 	unlink(path);
 }
 
+/* codec_ms, both sides: the codec's CPU time summed over the workers (the
+ * producer's, inline with one thread). The blocks cost it something, and no
+ * more than every worker busy for the whole phase: a thread runs no longer
+ * than the phase it runs in (+1: both are whole milliseconds, cut). */
+static void codec_time_within_the_phase(void **state)
+{
+	unsigned threads = (unsigned)(uintptr_t)*state;
+	struct hib_fake_params fp = fake_params(SEED + 26, 6000, 8000, 0);
+	char path[PATH_MAX];
+	struct hib_target *t = NULL;
+	struct hib_snapshot *snap = NULL;
+	struct hib_options o;
+	struct hib_stats st;
+	enum hib_resume_outcome outcome = 0;
+	uint64_t workers;
+
+	new_swap(path, "codec", fp.swap_pages);
+	assert_int_equal(write_image(path, &fp, HIB_COMPRESS_ZSTD, threads, &st, NULL),
+			 HIB_SUSPEND_WRITTEN);
+	workers = MAX(st.threads, 1u);
+	print_message("# %u threads: write %llu ms, codec %llu ms over %llu workers\n", threads,
+		      (unsigned long long)st.io_ms, (unsigned long long)st.codec_ms,
+		      (unsigned long long)workers);
+	assert_true(st.codec_ms > 0);
+	assert_true(st.codec_ms <= workers * (st.io_ms + 1));
+
+	hib_options_init(&o);
+	o.threads = threads;
+	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
+	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_RESUME, &snap), 0);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(hib_resume(t, snap, &o, &outcome, &st), 0);
+	hib_snapshot_close(snap);
+	hib_target_close(t);
+	workers = MAX(st.threads, 1u);
+	print_message("# %u threads: load %llu ms, codec %llu ms over %llu workers\n", threads,
+		      (unsigned long long)st.io_ms, (unsigned long long)st.codec_ms,
+		      (unsigned long long)workers);
+	assert_true(st.codec_ms > 0);
+	assert_true(st.codec_ms <= workers * (st.io_ms + 1));
+	unlink(path);
+}
+
 /* A failed cycle writes neither its outcome nor its stats (include/hibernate.h:
  * output parameters only on success). */
 static void failed_cycle_leaves_outputs_alone(void **state)
@@ -1726,6 +1769,12 @@ int main(void)
 		NAMED(invalidate_damaged_image),
 		NAMED(stats_agree_with_image_info),
 		NAMED(failed_cycle_leaves_outputs_alone),
+		{ .name = "codec_time_within_the_phase_1_thread",
+		  .test_func = codec_time_within_the_phase,
+		  .initial_state = (void *)1 },
+		{ .name = "codec_time_within_the_phase_2_threads",
+		  .test_func = codec_time_within_the_phase,
+		  .initial_state = (void *)2 },
 		{ .name = "suspend_cancelled_midway_1_thread",
 		  .test_func = suspend_cancelled_midway,
 		  .initial_state = (void *)1 },

@@ -25,6 +25,7 @@
 
 #include "helpers.h"
 #include "pipeline/pipeline.h"
+#include "util/util.h"
 
 #define NJOBS 1000
 #define IN_BYTES 64
@@ -474,6 +475,57 @@ static void abort_mid_stream_stops_cleanly(void **state)
 	assert_true(sh.work_calls < NJOBS);
 }
 
+/* pipeline_work_ns: the CPU time work() took, summed over the workers (the
+ * producer's, inline). A job that spins for SPIN_NS of CPU counts; one that
+ * sleeps NAP_MS costs no CPU and must not count: the codec's time is what it
+ * ran, not how long it was away (wall time would count the naps too). */
+#define TIMED_JOBS 8
+#define SPIN_NS 3000000u
+#define NAP_MS 5
+
+static int spin_or_nap(struct hib_job *job, void *ctx)
+{
+	uint64_t t0 = hib_thread_cpu_ns();
+
+	(void)ctx;
+	if (job->flags) {
+		sleep_ms(NAP_MS);
+		return 0;
+	}
+	while (hib_thread_cpu_ns() - t0 < SPIN_NS)
+		;
+	return 0;
+}
+
+static void work_time_is_cpu_time(void **state)
+{
+	unsigned workers = (unsigned)(uintptr_t)*state;
+	void *ctxp[2] = { NULL, NULL };
+	struct hib_pipeline *p = NULL;
+	uint64_t ns;
+
+	assert_int_equal(pipeline_new(4, workers, 64, 64, spin_or_nap, ctxp, &p), 0);
+	assert_int_equal(pipeline_start(p), 0);
+	for (unsigned i = 0; i < 2 * TIMED_JOBS; i++) {
+		struct hib_job *job = pipeline_next_free(p);
+
+		assert_non_null(job);
+		job->in_len = 8;
+		job->flags = i % 2; /* every other job naps */
+		pipeline_submit(p, job);
+		job = pipeline_next_done(p);
+		assert_non_null(job);
+		pipeline_release(p, job);
+	}
+	pipeline_stop(p);
+	ns = pipeline_work_ns(p);
+	print_message("# %u workers: %llu us of work (%u us spun)\n", workers,
+		      (unsigned long long)(ns / 1000), TIMED_JOBS * SPIN_NS / 1000);
+	assert_true(ns >= (uint64_t)TIMED_JOBS * SPIN_NS);
+	assert_true(ns < (uint64_t)TIMED_JOBS * SPIN_NS + TIMED_JOBS * NAP_MS * 1000000ull / 2);
+	pipeline_free(p);
+}
+
 #define NAMED(fn)                                                                                  \
 	{                                                                                          \
 		.name = #fn, .test_func = fn                                                       \
@@ -503,6 +555,12 @@ int main(void)
 		  .initial_state = (void *)2 },
 		NAMED(calls_after_abort_return_null),
 		NAMED(abort_mid_stream_stops_cleanly),
+		{ .name = "work_time_is_cpu_time_0_workers",
+		  .test_func = work_time_is_cpu_time,
+		  .initial_state = (void *)0 },
+		{ .name = "work_time_is_cpu_time_2_workers",
+		  .test_func = work_time_is_cpu_time,
+		  .initial_state = (void *)2 },
 	};
 	enum { N_F = sizeof(fixed) / sizeof(fixed[0]) };
 	struct CMUnitTest tests[N_O + N_F];

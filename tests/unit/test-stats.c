@@ -180,6 +180,7 @@ static struct hib_stats distinct_stats(void)
 		.loaded_unix = 1700000123,
 		.preload_bytes = 114,
 		.preload_ms = 115,
+		.codec_ms = 120,
 	};
 	return st;
 }
@@ -224,13 +225,14 @@ static void line_prints_each_keys_field(void **state)
 	hib_stats_format(HIB_STATS_HIBERNATE, &st, line, sizeof(line));
 	assert_string_equal(line, "STATS side=hibernate stream_bytes=101 stored_bytes=102 "
 				  "extents=103 blocks=108 threads=104 snapshot_ms=105 write_ms=106 "
-				  "snapshot_read_ms=109 adaptive=1 raw_blocks=111 "
+				  "snapshot_read_ms=109 codec_ms=120 adaptive=1 raw_blocks=111 "
 				  "pipeline_bytes=107");
 	hib_stats_format(HIB_STATS_RESUME, &st, line, sizeof(line));
-	assert_string_equal(line, "STATS side=resume stream_bytes=101 stored_bytes=102 "
-				  "extents=103 blocks=108 threads=104 load_ms=106 "
-				  "snapshot_write_ms=109 preload_bytes=114 preload_ms=115 "
-				  "pipeline_bytes=107");
+	assert_string_equal(line,
+			    "STATS side=resume stream_bytes=101 stored_bytes=102 "
+			    "extents=103 blocks=108 threads=104 load_ms=106 "
+			    "snapshot_write_ms=109 codec_ms=120 preload_bytes=114 preload_ms=115 "
+			    "pipeline_bytes=107");
 	hib_stats_format(HIB_STATS_RESUMED, &st, line, sizeof(line));
 	assert_string_equal(line, "STATS side=resumed stream_bytes=101 data_bytes=102 "
 				  "threads=104 snapshot_ms=105 write_ms=106 load_ms=112 "
