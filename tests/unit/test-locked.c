@@ -21,6 +21,19 @@
 
 #include "util/locked.h"
 
+/* AddressSanitizer turns mlock() into a no-op that succeeds: VmLck cannot
+ * show the lock there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MLOCK_SEEN 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MLOCK_SEEN 0
+#endif
+#endif
+#ifndef MLOCK_SEEN
+#define MLOCK_SEEN 1
+#endif
+
 /* VmLck of this process, in KiB. */
 static long locked_kib(void)
 {
@@ -49,7 +62,11 @@ static void usable_zeroed_locked(void **state)
 	for (size_t i = 0; i < 5000; i++)
 		assert_int_equal(p[i], 0);
 	memset(p, 0xa5, 5000);
-	assert_int_equal(locked_kib() - before, 2 * pg / 1024);
+	if (MLOCK_SEEN)
+		assert_int_equal(locked_kib() - before, 2 * pg / 1024);
+	else
+		print_message(
+			"# the VmLck check skipped: AddressSanitizer's mlock() locks nothing\n");
 	hib_locked_free(p, 5000);
 	assert_int_equal(locked_kib(), before);
 }
