@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the files of the resume share, and only they include: the stream's
+ * context (the load's reader thread's too), and what resume.c's verify phase
+ * calls in unlock.c (the key of an encrypted image opened).
+ */
+#ifndef HIB_ENGINE_RESUME_PRIV_H
+#define HIB_ENGINE_RESUME_PRIV_H
+
+#include "engine/engine.h"
+
+struct engine_preload;
+
+struct resume_ctx {
+	struct hib_target *t;
+	uint8_t *key; /* data key of an encrypted image */
+	struct image img;
+	struct engine_pipe ep;
+	int reader_err;
+	uint64_t snap_ns;           /* time inside /dev/snapshot's writev() */
+	enum hib_io_mode io_mode;   /* the options', for the reader */
+	struct engine_preload *pre; /* blocks read while the secret was awaited */
+	uint64_t preload_bytes, preload_ms;
+	/* Where the time after the secret goes (ns), for the log line. */
+	uint64_t kdf_ns, stop_ns, first_ns, wait_ns;
+	/* The reader's (its thread's alone): waiting for a free slot (the
+	 * workers and the feeder behind), reading a block off the read-ahead
+	 * (the disk behind, and the copy). */
+	uint64_t read_slot_ns, read_block_ns;
+};
+
+/* unlock.c: the key of an encrypted image into rc->key (the passphrase or key
+ * file, the TPM with its PIN or fallback passphrase), the header's MAC
+ * checked with it, while the image is read ahead into rc->pre; each secret
+ * wiped once tried (o->forget_secret). A failure is logged: the image cannot
+ * be unlocked here. */
+int resume_unlock_image(struct resume_ctx *rc, const struct hib_options *o);
+
+#endif
