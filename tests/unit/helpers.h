@@ -67,6 +67,31 @@ static inline void quiet_logs(void)
 		hib_set_log(drop_log, NULL);
 }
 
+/* The number after "@key:" in /proc/self/status (VmLck in kB, Threads...),
+ * or -1 when the file cannot be read or has no such line. */
+static inline long proc_status_field(const char *key)
+{
+	size_t n = strlen(key);
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+
+		if (strncmp(line, key, n) != 0 || line[n] != ':')
+			continue;
+		v = strtol(line + n + 1, &end, 10);
+		if (end == line + n + 1)
+			v = -1;
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
 /* ---- files ------------------------------------------------------------- */
 
 /*

@@ -213,18 +213,12 @@ static void expect_swap_given_back(const struct fx *f)
 	free(img);
 }
 
-/* Threads of this process now (/proc/self/task). */
-static int thread_count(void)
+/* Threads of this process now. */
+static long thread_count(void)
 {
-	char line[128];
-	int n = -1;
-	FILE *f = fopen("/proc/self/status", "r");
+	long n = proc_status_field("Threads");
 
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	fclose(f);
+	assert_true(n > 0);
 	return n;
 }
 

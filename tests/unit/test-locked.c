@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "util/locked.h"
 
 /* AddressSanitizer turns mlock() into a no-op that succeeds: VmLck cannot
@@ -37,15 +38,9 @@
 /* VmLck of this process, in KiB. */
 static long locked_kib(void)
 {
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
+	long kib = proc_status_field("VmLck");
 
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
+	assert_true(kib >= 0);
 	return kib;
 }
 
