@@ -478,13 +478,13 @@ static void written_report(struct cycle *c)
 		 (unsigned long long)(sc->wait_disk_ns / 1000000),
 		 (unsigned long long)(sc->drain_ns / 1000000));
 	if (sc->adaptive) {
-		double codec, disk, saved;
+		struct hib_adapt_rates r = adapt_rates(&sc->adapt);
 
-		adapt_rates(&sc->adapt, &codec, &disk, &saved);
-		log_info("adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
-			 "saving %.0f%%, disk %.0f MB/s: %.0f%% compressed at the end",
-			 (unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks,
-			 codec, 100 * saved, disk, 100.0 * adapt_fraction(&sc->adapt));
+		log_info(
+			"adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
+			"saving %.0f%%, seal %.0f MB/s, disk %.0f MB/s: %.0f%% compressed at the end",
+			(unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks,
+			r.codec, 100 * r.saved, r.seal, r.disk, 100.0 * adapt_fraction(&sc->adapt));
 	}
 	c->stats.stream_bytes = sc->stream_bytes;
 	c->stats.stored_bytes = (sc->stored_pages + h->map_pages + 1) * HIB_PAGE_SIZE;
