@@ -29,6 +29,7 @@
 #include "engine/engine.h"
 #include "engine/preload.h"
 #include "storage/readahead.h"
+#include "util/cpustat.h"
 
 struct resume_ctx {
 	struct hib_target *t;
@@ -537,7 +538,8 @@ struct cycle {
 	enum resume_phase phase;
 	enum hib_resume_outcome outcome; /* 0 until a phase decides how the cycle ends */
 	struct hib_stats stats;
-	uint64_t t0; /* resume began (ms) */
+	uint64_t t0;                /* resume began (ms) */
+	struct hib_cpu_sample cpu0; /* the CPUs' busy time then */
 };
 
 /*
@@ -779,6 +781,7 @@ static int resume_invalidate(struct cycle *c)
 	struct resume_ctx *rc = &c->rc;
 	struct hib_target *t = rc->t;
 	const struct hib_header *h = rc->img.hdr;
+	struct hib_cpu_sample cpu1;
 	int r;
 
 	hib_test_pause("loaded");
@@ -798,6 +801,9 @@ static int resume_invalidate(struct cycle *c)
 	c->stats.extents = rc->img.map.n;
 	c->stats.threads = rc->ep.workers;
 	c->stats.io_ms = hib_now_ms() - c->t0;
+	cpu1 = hib_cpu_sample();
+	c->stats.cpu_busy_ms = hib_cpu_busy_ms(&c->cpu0, &cpu1);
+	c->stats.cpus = hib_cpus_online();
 	c->stats.pipeline_bytes = pipeline_memory(rc->ep.pipe);
 	c->stats.blocks = h->nr_blocks;
 	c->stats.snapshot_io_ms = rc->snap_ns / 1000000;
@@ -893,7 +899,11 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		resume_locate, resume_verify, resume_load, resume_invalidate, resume_restore,
 	};
 	struct hib_options defaults;
-	struct cycle c = { .rc = { .t = t }, .snap = snap, .o = o, .t0 = hib_now_ms() };
+	struct cycle c = { .rc = { .t = t },
+			   .snap = snap,
+			   .o = o,
+			   .t0 = hib_now_ms(),
+			   .cpu0 = hib_cpu_sample() };
 	int r = 0;
 
 	if (!o) {
