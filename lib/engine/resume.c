@@ -47,6 +47,8 @@ struct resume_ctx {
 	 * workers and the feeder behind), reading a block off the read-ahead
 	 * (the disk behind, and the copy). */
 	uint64_t read_slot_ns, read_block_ns;
+	/* CPU time (ns) of the reader's thread and of the feeder's. */
+	uint64_t read_cpu_ns, feed_cpu_ns;
 };
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
@@ -84,9 +86,21 @@ static int reader_readahead(struct resume_ctx *rc, uint64_t lp, struct hib_reada
 	return r;
 }
 
+static void reader_run(struct resume_ctx *rc);
+
+/* The reader's thread: reader_run, its CPU time kept for the load's log line. */
 static void *reader_main(void *arg)
 {
 	struct resume_ctx *rc = arg;
+	uint64_t t0 = hib_thread_cpu_ns();
+
+	reader_run(rc);
+	rc->read_cpu_ns = hib_thread_cpu_ns() - t0; /* read after the join */
+	return NULL;
+}
+
+static void reader_run(struct resume_ctx *rc)
+{
 	const struct hib_header *hdr = rc->img.hdr;
 	struct hib_pipeline *p = rc->ep.pipe;
 	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
@@ -96,11 +110,11 @@ static void *reader_main(void *arg)
 
 	/* First what was read while the secret was awaited, then the disk. */
 	if (engine_preload_drain(rc->pre, p, &pos, &ra) < 0)
-		return NULL;
+		return;
 	lp = pos.lp;
 	stream_off = pos.stream_off;
 	if (pos.block == hdr->nr_blocks)
-		return NULL;
+		return;
 	r = ra ? 0 : reader_readahead(rc, lp, &ra);
 	if (r < 0) {
 		struct hib_job *job = pipeline_next_free(p);
@@ -108,7 +122,7 @@ static void *reader_main(void *arg)
 		log_err(r, "%s: setting up the reads failed: %m", hib_target_path(rc->t));
 		if (job)
 			reader_fail(rc, job, r);
-		return NULL;
+		return;
 	}
 	log_debug("reading with %s, %llu KiB ahead",
 		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
@@ -120,7 +134,7 @@ static void *reader_main(void *arg)
 
 		rc->read_slot_ns += hib_now_ns() - t;
 		if (!job)
-			return NULL;
+			return;
 		t = hib_now_ns();
 		r = engine_read_block(ra, rc->img.map.pages, hdr->block_raw_bytes, i, stream_off,
 				      &lp, job->in);
@@ -133,14 +147,14 @@ static void *reader_main(void *arg)
 				log_err(r, "%s: block %u: read failed: %m", hib_target_path(rc->t),
 					i);
 			reader_fail(rc, job, r);
-			return NULL;
+			return;
 		}
 		job->in_len = (lp - at) * HIB_PAGE_SIZE;
 		job->user = stream_off;
 		stream_off += ((struct hib_block_hdr *)job->in)->raw_bytes;
 		pipeline_submit(p, job);
 	}
-	return NULL;
+	return;
 }
 
 /*
@@ -737,7 +751,7 @@ static int resume_load(struct cycle *c)
 	struct resume_ctx *rc = &c->rc;
 	const struct hib_header *h = rc->img.hdr;
 	pthread_t reader;
-	uint64_t tp = c->t0;
+	uint64_t tp = c->t0, t0;
 	int r;
 
 	r = engine_pipe_new(c->o, h->block_raw_bytes, h->image_id, decode_work,
@@ -759,7 +773,9 @@ static int resume_load(struct cycle *c)
 		pipeline_stop(rc->ep.pipe);
 		return r;
 	}
+	t0 = hib_thread_cpu_ns();
 	r = feed_snapshot(rc, c->snap, c->o);
+	rc->feed_cpu_ns = hib_thread_cpu_ns() - t0;
 	pipeline_abort(rc->ep.pipe);
 	pthread_join(reader, NULL);
 	pipeline_stop(rc->ep.pipe);
@@ -820,13 +836,16 @@ static void log_load_times(const struct resume_ctx *rc)
 {
 	log_info("after the secret: key derived in %llu ms, read-ahead stopped in %llu ms; load: "
 		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms; "
-		 "the reader waited %llu ms for free slots and %llu ms reading blocks",
+		 "the reader waited %llu ms for free slots and %llu ms reading blocks; CPU: "
+		 "the feeder %llu ms, the reader %llu ms",
 		 (unsigned long long)(rc->kdf_ns / 1000000),
 		 (unsigned long long)(rc->stop_ns / 1000000),
 		 (unsigned long long)(rc->first_ns / 1000000),
 		 (unsigned long long)(rc->wait_ns / 1000000),
 		 (unsigned long long)(rc->read_slot_ns / 1000000),
-		 (unsigned long long)(rc->read_block_ns / 1000000));
+		 (unsigned long long)(rc->read_block_ns / 1000000),
+		 (unsigned long long)(rc->feed_cpu_ns / 1000000),
+		 (unsigned long long)(rc->read_cpu_ns / 1000000));
 }
 
 /* Freeze and hand the image to the kernel, which does not come back. */

@@ -224,9 +224,21 @@ static int queue_block(struct writer *w, struct hib_job *job)
 	return 0;
 }
 
+static void writer_run(struct suspend_ctx *sc);
+
+/* The writer's thread: writer_run, its CPU time kept for the write's log line. */
 static void *writer_main(void *arg)
 {
 	struct suspend_ctx *sc = arg;
+	uint64_t t0 = hib_thread_cpu_ns();
+
+	writer_run(sc);
+	sc->write_cpu_ns = hib_thread_cpu_ns() - t0; /* read after the join */
+	return NULL;
+}
+
+static void writer_run(struct suspend_ctx *sc)
+{
 	struct writer *w = sc->writer;
 	struct hib_pipeline *p = sc->ep.pipe;
 	int r = 0, k;
@@ -296,7 +308,6 @@ out:
 		sc->writer_err = r;
 		pipeline_abort(p);
 	}
-	return NULL;
 }
 
 /* Read the whole stream into the pipeline. */
@@ -369,6 +380,7 @@ int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 {
 	pthread_t writer;
 	pthread_attr_t attr;
+	uint64_t t0;
 	int r;
 
 	hib_xxh3_reset(&sc->stream_st, sc->image_id);
@@ -383,7 +395,9 @@ int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 		pipeline_stop(sc->ep.pipe);
 		return log_err(r, "starting the writer thread failed: %m");
 	}
+	t0 = hib_thread_cpu_ns();
 	r = produce_stream(sc);
+	sc->read_cpu_ns = hib_thread_cpu_ns() - t0;
 	if (r < 0)
 		pipeline_abort(sc->ep.pipe);
 	pthread_join(writer, NULL);
