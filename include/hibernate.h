@@ -478,6 +478,10 @@ struct hib_stats {
 	uint64_t codec_ms;       /* CPU time the codec workers spent on the blocks, summed over
 				    them: compressing, checksumming, sealing (hibernate) or
 				    opening, checking, decompressing (resume) */
+	uint64_t cpu_busy_ms;    /* the write (hibernate) or the load (resume, from its start): the
+				 time the CPUs were not idle, summed over them (/proc/stat; 0 if
+				 unreadable) */
+	uint32_t cpus;           /* CPUs online */
 	/* HIB_SUSPEND_RESUMED: what the cycle's two halves reported, if they did
 	 * (resumed_report; stream_bytes, stored_bytes, snapshot_ms and threads
 	 * are then the hibernate side's, io_ms its write; stored_bytes counts

@@ -21,6 +21,20 @@
  * noisy, and a wrong raw block costs twice, writing and reading).  Blocks are picked evenly
  * by their sequence number.  Until both rates are known, every block is
  * compressed.
+ *
+ * An encrypted image seals every block, raw or not, at S bytes a second per
+ * worker, over what is stored: a compressed block costs 1/C + (1-k)/S a
+ * byte, a raw one 1/S.  Compressing then costs e = 1/C - k/S more per byte
+ * (nothing, when e <= 0: the seal it spares pays for it), and, with
+ * s = 1/(W·S):
+ *
+ *     f = 1                          when e/W <= k·(1/D + s), or D <= 2·W/e
+ *     f = (1 - D·s) / (k + D·e/W)    otherwise (1/32 when D·s >= 1: the seal
+ *                                    alone is slower than the disk)
+ *
+ * which is the model above when S is infinite (a plain image).  C is the
+ * compressor's own time: the seal and the checksums, which a raw block pays
+ * as well, are not part of it.
  */
 #ifndef HIB_ADAPT_H
 #define HIB_ADAPT_H
@@ -32,6 +46,7 @@
 struct hib_adapt {
 	unsigned workers;
 	atomic_uint_least64_t codec_runs, codec_ns, codec_in, codec_out;
+	atomic_uint_least64_t seal_bytes, seal_ns;
 	atomic_uint_least64_t disk_bytes, disk_ns;
 	atomic_uint_least64_t raw_blocks; /* blocks stored raw by choice */
 };
@@ -39,15 +54,21 @@ struct hib_adapt {
 void adapt_init(struct hib_adapt *a, unsigned workers);
 /* Should block @seq go through the codec? */
 bool adapt_compress(struct hib_adapt *a, uint64_t seq);
-/* A worker ran the codec on @in bytes for @ns, storing @out bytes. */
+/* A worker ran the compressor on @in bytes for @ns, storing @out bytes. */
 void adapt_codec_done(struct hib_adapt *a, uint64_t in, uint64_t out, uint64_t ns);
+/* A worker sealed @bytes in @ns (encrypted images; raw blocks too). */
+void adapt_seal_done(struct hib_adapt *a, uint64_t bytes, uint64_t ns);
 /* The disk was busy writing @bytes for @ns (the writer, between the first
  * write queued and the last completed). */
 void adapt_disk_done(struct hib_adapt *a, uint64_t bytes, uint64_t ns);
 /* The fraction of blocks compressed now, 0..1. */
 double adapt_fraction(struct hib_adapt *a);
-/* What it measured, in MB/s (0: not yet): all workers' codec rate, the
- * disk's; and the share k of its input the codec saves. */
-void adapt_rates(struct hib_adapt *a, double *ret_codec, double *ret_disk, double *ret_saved);
+/* What it measured, in MB/s (0: not yet, or nothing sealed): all workers'
+ * compressor rate and seal rate, the disk's; and the share k of its input
+ * the compressor saves. */
+struct hib_adapt_rates {
+	double codec, seal, disk, saved;
+};
+struct hib_adapt_rates adapt_rates(struct hib_adapt *a);
 
 #endif

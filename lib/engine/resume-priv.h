@@ -27,6 +27,8 @@ struct resume_ctx {
 	 * workers and the feeder behind), reading a block off the read-ahead
 	 * (the disk behind, and the copy). */
 	uint64_t read_slot_ns, read_block_ns;
+	/* CPU time (ns) of the reader's thread and of the feeder's. */
+	uint64_t read_cpu_ns, feed_cpu_ns;
 };
 
 /* unlock.c: the key of an encrypted image into rc->key (the passphrase or key

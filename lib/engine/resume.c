@@ -29,6 +29,7 @@
 #include "engine/preload.h"
 #include "engine/resume-priv.h"
 #include "storage/readahead.h"
+#include "util/cpustat.h"
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
 {
@@ -65,9 +66,21 @@ static int reader_readahead(struct resume_ctx *rc, uint64_t lp, struct hib_reada
 	return r;
 }
 
+static void reader_run(struct resume_ctx *rc);
+
+/* The reader's thread: reader_run, its CPU time kept for the load's log line. */
 static void *reader_main(void *arg)
 {
 	struct resume_ctx *rc = arg;
+	uint64_t t0 = hib_thread_cpu_ns();
+
+	reader_run(rc);
+	rc->read_cpu_ns = hib_thread_cpu_ns() - t0; /* read after the join */
+	return NULL;
+}
+
+static void reader_run(struct resume_ctx *rc)
+{
 	const struct hib_header *hdr = rc->img.hdr;
 	struct hib_pipeline *p = rc->ep.pipe;
 	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
@@ -77,11 +90,11 @@ static void *reader_main(void *arg)
 
 	/* First what was read while the secret was awaited, then the disk. */
 	if (engine_preload_drain(rc->pre, p, &pos, &ra) < 0)
-		return NULL;
+		return;
 	lp = pos.lp;
 	stream_off = pos.stream_off;
 	if (pos.block == hdr->nr_blocks)
-		return NULL;
+		return;
 	r = ra ? 0 : reader_readahead(rc, lp, &ra);
 	if (r < 0) {
 		struct hib_job *job = pipeline_next_free(p);
@@ -89,7 +102,7 @@ static void *reader_main(void *arg)
 		log_err(r, "%s: setting up the reads failed: %m", hib_target_path(rc->t));
 		if (job)
 			reader_fail(rc, job, r);
-		return NULL;
+		return;
 	}
 	log_debug("reading with %s, %llu KiB ahead",
 		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
@@ -101,7 +114,7 @@ static void *reader_main(void *arg)
 
 		rc->read_slot_ns += hib_now_ns() - t;
 		if (!job)
-			return NULL;
+			return;
 		t = hib_now_ns();
 		r = engine_read_block(ra, rc->img.map.pages, hdr->block_raw_bytes, i, stream_off,
 				      &lp, job->in);
@@ -114,14 +127,14 @@ static void *reader_main(void *arg)
 				log_err(r, "%s: block %u: read failed: %m", hib_target_path(rc->t),
 					i);
 			reader_fail(rc, job, r);
-			return NULL;
+			return;
 		}
 		job->in_len = (lp - at) * HIB_PAGE_SIZE;
 		job->user = stream_off;
 		stream_off += ((struct hib_block_hdr *)job->in)->raw_bytes;
 		pipeline_submit(p, job);
 	}
-	return NULL;
+	return;
 }
 
 /*
@@ -252,7 +265,8 @@ struct cycle {
 	enum resume_phase phase;
 	enum hib_resume_outcome outcome; /* 0 until a phase decides how the cycle ends */
 	struct hib_stats stats;
-	uint64_t t0; /* resume began (ms) */
+	uint64_t t0;                /* resume began (ms) */
+	struct hib_cpu_sample cpu0; /* the CPUs' busy time then */
 };
 
 /*
@@ -450,7 +464,7 @@ static int resume_load(struct cycle *c)
 	struct resume_ctx *rc = &c->rc;
 	const struct hib_header *h = rc->img.hdr;
 	pthread_t reader;
-	uint64_t tp = c->t0;
+	uint64_t tp = c->t0, t0;
 	int r;
 
 	r = engine_pipe_new(c->o, h->block_raw_bytes, h->image_id, decode_work,
@@ -472,7 +486,9 @@ static int resume_load(struct cycle *c)
 		pipeline_stop(rc->ep.pipe);
 		return r;
 	}
+	t0 = hib_thread_cpu_ns();
 	r = feed_snapshot(rc, c->snap, c->o);
+	rc->feed_cpu_ns = hib_thread_cpu_ns() - t0;
 	pipeline_abort(rc->ep.pipe);
 	pthread_join(reader, NULL);
 	pipeline_stop(rc->ep.pipe);
@@ -494,6 +510,7 @@ static int resume_invalidate(struct cycle *c)
 	struct resume_ctx *rc = &c->rc;
 	struct hib_target *t = rc->t;
 	const struct hib_header *h = rc->img.hdr;
+	struct hib_cpu_sample cpu1;
 	int r;
 
 	hib_test_pause("loaded");
@@ -513,6 +530,9 @@ static int resume_invalidate(struct cycle *c)
 	c->stats.extents = rc->img.map.n;
 	c->stats.threads = rc->ep.workers;
 	c->stats.io_ms = hib_now_ms() - c->t0;
+	cpu1 = hib_cpu_sample();
+	c->stats.cpu_busy_ms = hib_cpu_busy_ms(&c->cpu0, &cpu1);
+	c->stats.cpus = hib_cpus_online();
 	c->stats.pipeline_bytes = pipeline_memory(rc->ep.pipe);
 	c->stats.blocks = h->nr_blocks;
 	c->stats.snapshot_io_ms = rc->snap_ns / 1000000;
@@ -529,13 +549,16 @@ static void log_load_times(const struct resume_ctx *rc)
 {
 	log_info("after the secret: key derived in %llu ms, read-ahead stopped in %llu ms; load: "
 		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms; "
-		 "the reader waited %llu ms for free slots and %llu ms reading blocks",
+		 "the reader waited %llu ms for free slots and %llu ms reading blocks; CPU: "
+		 "the feeder %llu ms, the reader %llu ms",
 		 (unsigned long long)(rc->kdf_ns / 1000000),
 		 (unsigned long long)(rc->stop_ns / 1000000),
 		 (unsigned long long)(rc->first_ns / 1000000),
 		 (unsigned long long)(rc->wait_ns / 1000000),
 		 (unsigned long long)(rc->read_slot_ns / 1000000),
-		 (unsigned long long)(rc->read_block_ns / 1000000));
+		 (unsigned long long)(rc->read_block_ns / 1000000),
+		 (unsigned long long)(rc->feed_cpu_ns / 1000000),
+		 (unsigned long long)(rc->read_cpu_ns / 1000000));
 }
 
 /* Freeze and hand the image to the kernel, which does not come back. */
@@ -608,7 +631,11 @@ int hib_resume(struct hib_target *t, struct hib_snapshot *snap, const struct hib
 		resume_locate, resume_verify, resume_load, resume_invalidate, resume_restore,
 	};
 	struct hib_options defaults;
-	struct cycle c = { .rc = { .t = t }, .snap = snap, .o = o, .t0 = hib_now_ms() };
+	struct cycle c = { .rc = { .t = t },
+			   .snap = snap,
+			   .o = o,
+			   .t0 = hib_now_ms(),
+			   .cpu0 = hib_cpu_sample() };
 	int r = 0;
 
 	if (!o) {

@@ -61,6 +61,7 @@ struct suspend_ctx {
 	 * queue full: the disk behind, then the last ones drained). */
 	uint64_t wait_slot_ns, wait_codec_ns, wait_disk_ns, drain_ns;
 	uint64_t codec_polls; /* the writer's 200 us reaps while it waited for the codec */
+	uint64_t read_cpu_ns, write_cpu_ns; /* CPU time of the reader's thread, the writer's */
 };
 
 /* writer.c: the codec workers' job (engine_pipe_new's); the writer thread's

@@ -33,6 +33,7 @@
 #include "pipeline/crypt.h"
 #include "storage/dmstack.h"
 #include "storage/ioq.h"
+#include "util/cpustat.h"
 
 /* How far hibernate got: each phase done, in order. The unwind undoes them. */
 enum suspend_phase {
@@ -53,9 +54,10 @@ struct cycle {
 	struct hib_header *h; /* the header page (hib_alloc_pages) */
 	uint8_t *orig_page;   /* page 0 as it was */
 	uint32_t block_bytes;
-	struct hib_zram_plan zram; /* zram areas; those prepare swapped off are marked */
-	uint64_t t0;               /* FREEZE began (ms) */
-	uint64_t tp;               /* where the last log_phase() ended */
+	struct hib_zram_plan zram;  /* zram areas; those prepare swapped off are marked */
+	uint64_t t0;                /* FREEZE began (ms) */
+	uint64_t tp;                /* where the last log_phase() ended */
+	struct hib_cpu_sample cpu0; /* the CPUs' busy time when the write began */
 };
 
 static int hibernate_prepare(struct cycle *c);
@@ -385,6 +387,7 @@ static int write_metadata(struct cycle *c, uint64_t stream_xxh3, uint64_t t0)
 {
 	struct suspend_ctx *sc = &c->sc;
 	struct hib_header *h = c->h;
+	struct hib_cpu_sample cpu1;
 	int r;
 
 	h->stream_bytes = sc->stream_bytes;
@@ -399,6 +402,9 @@ static int write_metadata(struct cycle *c, uint64_t stream_xxh3, uint64_t t0)
 		return r;
 	hib_test_pause("map");
 	h->stat_write_ms = hib_now_ms() - t0;
+	cpu1 = hib_cpu_sample();
+	c->stats.cpu_busy_ms = hib_cpu_busy_ms(&c->cpu0, &cpu1);
+	c->stats.cpus = hib_cpus_online();
 	if (sc->key) {
 		/* A sealed image keeps no plaintext fingerprint; the MAC covers the header. */
 		h->stream_xxh3 = 0;
@@ -420,6 +426,7 @@ static int hibernate_write(struct cycle *c)
 	uint64_t stream_xxh3 = 0, t0 = hib_now_ms();
 	int r;
 
+	c->cpu0 = hib_cpu_sample();
 	r = suspend_write_stream(sc, &stream_xxh3);
 	if (r == -ECANCELED) {
 		c->outcome = HIB_SUSPEND_CANCELLED;
@@ -471,20 +478,22 @@ static void written_report(struct cycle *c)
 		 (unsigned long long)(sc->alloc_ns / 1000000));
 	log_info("write: the reader waited %llu ms for free slots; the writer waited %llu ms for "
 		 "encoded blocks (%llu polls of its writes), %llu ms for its writes with the queue "
-		 "full and %llu ms for the last ones",
+		 "full and %llu ms for the last ones; CPU: the reader %llu ms, the writer %llu ms",
 		 (unsigned long long)(sc->wait_slot_ns / 1000000),
 		 (unsigned long long)(sc->wait_codec_ns / 1000000),
 		 (unsigned long long)sc->codec_polls,
 		 (unsigned long long)(sc->wait_disk_ns / 1000000),
-		 (unsigned long long)(sc->drain_ns / 1000000));
+		 (unsigned long long)(sc->drain_ns / 1000000),
+		 (unsigned long long)(sc->read_cpu_ns / 1000000),
+		 (unsigned long long)(sc->write_cpu_ns / 1000000));
 	if (sc->adaptive) {
-		double codec, disk, saved;
+		struct hib_adapt_rates r = adapt_rates(&sc->adapt);
 
-		adapt_rates(&sc->adapt, &codec, &disk, &saved);
-		log_info("adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
-			 "saving %.0f%%, disk %.0f MB/s: %.0f%% compressed at the end",
-			 (unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks,
-			 codec, 100 * saved, disk, 100.0 * adapt_fraction(&sc->adapt));
+		log_info(
+			"adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
+			"saving %.0f%%, seal %.0f MB/s, disk %.0f MB/s: %.0f%% compressed at the end",
+			(unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks,
+			r.codec, 100 * r.saved, r.seal, r.disk, 100.0 * adapt_fraction(&sc->adapt));
 	}
 	c->stats.stream_bytes = sc->stream_bytes;
 	c->stats.stored_bytes = (sc->stored_pages + h->map_pages + 1) * HIB_PAGE_SIZE;

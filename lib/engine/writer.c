@@ -11,31 +11,42 @@
 #include "engine/suspend-priv.h"
 #include "storage/ioq.h"
 
+/* Tell adaptive compression what the block's steps cost. */
+static void adapt_measured(struct suspend_ctx *sc, struct hib_codec_ctx *c,
+			   const struct hib_job *job, bool compressed)
+{
+	const struct hib_block_hdr *h = job->out;
+	struct hib_codec_times t = codec_ctx_last_times(c);
+
+	/* Zero blocks cost the codec nothing and would flatter its rate. */
+	if (compressed && h->codec != HIB_BLOCK_ZERO)
+		adapt_codec_done(&sc->adapt, job->in_len, h->stored_bytes, t.compress_ns);
+	if (t.sealed_bytes)
+		adapt_seal_done(&sc->adapt, t.sealed_bytes, t.seal_ns);
+}
+
 int suspend_encode_work(struct hib_job *job, void *worker_ctx)
 {
 	struct hib_block_hdr *h = job->out;
-	int r;
-
 	struct suspend_ctx *sc = codec_ctx_userdata(worker_ctx);
-	bool measure = sc && sc->adaptive;
-	uint64_t t0 = 0;
+	bool adaptive = sc && sc->adaptive;
+	bool compress;
+	int r;
 
 	if (job->in_len == 0) { /* end of stream */
 		job->out_len = 0;
 		return 0;
 	}
-	if (measure && !adapt_compress(&sc->adapt, job->seq))
-		measure = false; /* stored raw: the disk is faster than the codec */
-	codec_ctx_set_raw(worker_ctx, sc && sc->adaptive && !measure);
-	if (measure)
-		t0 = hib_now_ns();
+	compress = !adaptive || adapt_compress(&sc->adapt, job->seq);
+	/* Stored raw when adaptive compression says the disk waits for the codec. */
+	codec_ctx_set_raw(worker_ctx, !compress);
+	codec_ctx_set_timing(worker_ctx, adaptive);
 	r = codec_encode(worker_ctx, job->in, (uint32_t)job->in_len, (uint32_t)job->seq, job->user,
 			 job->out);
-	/* Zero blocks cost the codec nothing and would flatter its rate. */
-	if (r == 0 && measure && h->codec != HIB_BLOCK_ZERO)
-		adapt_codec_done(&sc->adapt, job->in_len, h->stored_bytes, hib_now_ns() - t0);
 	if (r < 0)
 		return r;
+	if (adaptive)
+		adapt_measured(sc, worker_ctx, job, compress);
 	codec_seal(worker_ctx, job->out);
 	job->out_len = hib_block_pages(h->stored_bytes) * HIB_PAGE_SIZE;
 	return 0;
@@ -213,9 +224,21 @@ static int queue_block(struct writer *w, struct hib_job *job)
 	return 0;
 }
 
+static void writer_run(struct suspend_ctx *sc);
+
+/* The writer's thread: writer_run, its CPU time kept for the write's log line. */
 static void *writer_main(void *arg)
 {
 	struct suspend_ctx *sc = arg;
+	uint64_t t0 = hib_thread_cpu_ns();
+
+	writer_run(sc);
+	sc->write_cpu_ns = hib_thread_cpu_ns() - t0; /* read after the join */
+	return NULL;
+}
+
+static void writer_run(struct suspend_ctx *sc)
+{
 	struct writer *w = sc->writer;
 	struct hib_pipeline *p = sc->ep.pipe;
 	int r = 0, k;
@@ -285,7 +308,6 @@ out:
 		sc->writer_err = r;
 		pipeline_abort(p);
 	}
-	return NULL;
 }
 
 /* Read the whole stream into the pipeline. */
@@ -358,6 +380,7 @@ int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 {
 	pthread_t writer;
 	pthread_attr_t attr;
+	uint64_t t0;
 	int r;
 
 	hib_xxh3_reset(&sc->stream_st, sc->image_id);
@@ -372,7 +395,9 @@ int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 		pipeline_stop(sc->ep.pipe);
 		return log_err(r, "starting the writer thread failed: %m");
 	}
+	t0 = hib_thread_cpu_ns();
 	r = produce_stream(sc);
+	sc->read_cpu_ns = hib_thread_cpu_ns() - t0;
 	if (r < 0)
 		pipeline_abort(sc->ep.pipe);
 	pthread_join(writer, NULL);

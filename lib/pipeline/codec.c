@@ -22,8 +22,30 @@ struct hib_codec_ctx {
 	uint64_t seed;
 	const uint8_t *key; /* the image's data key, or NULL; owned by the engine */
 	bool raw;           /* store blocks raw for now (codec_ctx_set_raw) */
+	bool timing;        /* time the last encode's steps (codec_ctx_set_timing) */
+	struct hib_codec_times last;
 	void *userdata;
 };
+
+void codec_ctx_set_timing(struct hib_codec_ctx *c, bool on)
+{
+	c->timing = on;
+}
+
+struct hib_codec_times codec_ctx_last_times(const struct hib_codec_ctx *c)
+{
+	return c->last;
+}
+
+static uint64_t step_start(const struct hib_codec_ctx *c)
+{
+	return c->timing ? hib_now_ns() : 0;
+}
+
+static uint64_t step_ns(const struct hib_codec_ctx *c, uint64_t t0)
+{
+	return c->timing ? hib_now_ns() - t0 : 0;
+}
 
 void codec_ctx_set_raw(struct hib_codec_ctx *c, bool raw)
 {
@@ -179,7 +201,9 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, u
 	uint32_t tag = c->key ? HIB_SEAL_TAG : 0;
 	size_t n = 0;
 	int codec = HIB_BLOCK_RAW;
+	uint64_t t0;
 
+	c->last = (struct hib_codec_times){ 0 };
 	memset(h, 0, sizeof(*h));
 	h->magic = HIB_BLOCK_MAGIC;
 	h->index = index;
@@ -194,6 +218,7 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, u
 		h->stored_bytes = 0;
 		goto done;
 	}
+	t0 = step_start(c);
 	switch (c->raw ? HIB_COMPRESS_NONE : c->codec) {
 	case HIB_COMPRESS_LZ4: {
 		/* What LZ4_compress_default does, in the context's own state. */
@@ -216,6 +241,7 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, u
 	case HIB_COMPRESS_NONE:
 		break;
 	}
+	c->last.compress_ns = step_ns(c, t0);
 	/* Not even a page saved on disk: store it raw, decoding it would only cost time. */
 	if (codec == HIB_BLOCK_RAW ||
 	    hib_block_pages((uint32_t)n + tag) >= hib_block_pages(raw_bytes + tag)) {
@@ -231,12 +257,15 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, u
 
 		h->flags |= HIB_BFLAG_SEALED;
 		block_nonce(c, index, nonce);
+		t0 = step_start(c);
 		/* The header (checksum field still zero) is the additional data. */
 		if (crypto_aead_xchacha20poly1305_ietf_encrypt(payload, &clen, payload, n,
 							       (const uint8_t *)h, sizeof(*h), NULL,
 							       nonce, c->key) != 0 ||
 		    clen != n + tag)
 			return -EIO;
+		c->last.seal_ns = step_ns(c, t0);
+		c->last.sealed_bytes = n;
 	}
 done:
 	/* Zero the padding: the disk gets no stale bytes of earlier blocks. */

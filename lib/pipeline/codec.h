@@ -31,6 +31,16 @@ void codec_ctx_set_key(struct hib_codec_ctx *c, const uint8_t *key);
 /* Store the next blocks raw whatever the codec (adaptive compression: the
  * disk is waiting for the codec). Zero blocks are still bare headers. */
 void codec_ctx_set_raw(struct hib_codec_ctx *c, bool raw);
+/* What the last codec_encode spent on its steps, when timing is on (0
+ * otherwise): adaptive compression weighs the compressor alone against the
+ * disk, and the seal, which raw blocks pay too, per byte it sealed. */
+struct hib_codec_times {
+	uint64_t compress_ns;  /* the compressor's run (0: stored raw by choice, or zero) */
+	uint64_t seal_ns;      /* the AEAD over the payload (0: plain image) */
+	uint64_t sealed_bytes; /* the payload it sealed */
+};
+void codec_ctx_set_timing(struct hib_codec_ctx *c, bool on);
+struct hib_codec_times codec_ctx_last_times(const struct hib_codec_ctx *c);
 /* The engine's pointer, for its work function. */
 void codec_ctx_set_userdata(struct hib_codec_ctx *c, void *userdata);
 void *codec_ctx_userdata(const struct hib_codec_ctx *c);

@@ -18,7 +18,12 @@ struct worker_arg {
 
 struct hib_pipeline {
 	pthread_mutex_t mu;
-	pthread_cond_t cv; /* any state change; few threads, so one condition is enough */
+	/* One condition per kind of waiter, each woken only for what it waits
+	 * for: on 2 CPUs every spurious wakeup of three threads per block was a
+	 * context switch taken from the codec. */
+	pthread_cond_t work_cv; /* workers: a job filled */
+	pthread_cond_t done_cv; /* the consumer: the job at next_consume done */
+	pthread_cond_t free_cv; /* the producer: a slot released */
 	struct hib_job *jobs;
 	unsigned slots;
 	unsigned workers;
@@ -52,7 +57,9 @@ int pipeline_new(unsigned slots, unsigned workers, size_t in_bytes, size_t out_b
 	if (!p)
 		return -ENOMEM;
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
+	pthread_cond_init(&p->work_cv, NULL);
+	pthread_cond_init(&p->done_cv, NULL);
+	pthread_cond_init(&p->free_cv, NULL);
 	p->slots = slots;
 	p->workers = workers;
 	p->work = work;
@@ -77,6 +84,22 @@ oom:
 	return -ENOMEM;
 }
 
+/* With the lock held: the job is done; wake the consumer if it waits for it. */
+static void mark_done(struct hib_pipeline *p, struct hib_job *job)
+{
+	job->state = JOB_DONE;
+	if (job->seq == p->next_consume)
+		pthread_cond_signal(&p->done_cv);
+}
+
+/* With the lock held: wake every waiter (abort, stop). */
+static void wake_all(struct hib_pipeline *p)
+{
+	pthread_cond_broadcast(&p->work_cv);
+	pthread_cond_broadcast(&p->done_cv);
+	pthread_cond_broadcast(&p->free_cv);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker_arg a = *(struct worker_arg *)arg;
@@ -96,7 +119,7 @@ static void *worker_main(void *arg)
 		if (!job) {
 			if (p->stopping || p->aborted)
 				break;
-			pthread_cond_wait(&p->cv, &p->mu);
+			pthread_cond_wait(&p->work_cv, &p->mu);
 			continue;
 		}
 		job->state = JOB_WORKING;
@@ -108,8 +131,7 @@ static void *worker_main(void *arg)
 			work_ns += hib_thread_cpu_ns() - t0;
 		}
 		pthread_mutex_lock(&p->mu);
-		job->state = JOB_DONE;
-		pthread_cond_broadcast(&p->cv);
+		mark_done(p, job);
 	}
 	pthread_mutex_unlock(&p->mu);
 	((struct worker_arg *)arg)->work_ns = work_ns;
@@ -142,7 +164,7 @@ struct hib_job *pipeline_next_free(struct hib_pipeline *p)
 
 	pthread_mutex_lock(&p->mu);
 	while (!p->aborted && p->next_free - p->next_done >= p->slots)
-		pthread_cond_wait(&p->cv, &p->mu);
+		pthread_cond_wait(&p->free_cv, &p->mu);
 	if (p->aborted) {
 		pthread_mutex_unlock(&p->mu);
 		return NULL;
@@ -168,13 +190,13 @@ void pipeline_submit(struct hib_pipeline *p, struct hib_job *job)
 			p->inline_ns += hib_thread_cpu_ns() - t0;
 		}
 		pthread_mutex_lock(&p->mu);
-		job->state = JOB_DONE;
+		mark_done(p, job);
 	} else {
 		pthread_mutex_lock(&p->mu);
 		job->state = JOB_FILLED;
+		pthread_cond_signal(&p->work_cv); /* one job, one worker */
 	}
 	p->next_free++;
-	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -194,7 +216,7 @@ struct hib_job *pipeline_next_done(struct hib_pipeline *p)
 			p->next_consume++;
 			break;
 		}
-		pthread_cond_wait(&p->cv, &p->mu);
+		pthread_cond_wait(&p->done_cv, &p->mu);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return job;
@@ -213,6 +235,8 @@ bool pipeline_done_ready(struct hib_pipeline *p)
 
 void pipeline_release(struct hib_pipeline *p, struct hib_job *job)
 {
+	bool moved = false;
+
 	pthread_mutex_lock(&p->mu);
 	/* Jobs may be released out of order (their writes finish in any order);
 	 * the ring's tail moves over every released one at its head. */
@@ -220,8 +244,10 @@ void pipeline_release(struct hib_pipeline *p, struct hib_job *job)
 	while (p->next_done < p->next_consume && slot(p, p->next_done)->state == JOB_RELEASED) {
 		slot(p, p->next_done)->state = JOB_FREE;
 		p->next_done++;
+		moved = true;
 	}
-	pthread_cond_broadcast(&p->cv);
+	if (moved)
+		pthread_cond_signal(&p->free_cv);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -229,7 +255,7 @@ void pipeline_abort(struct hib_pipeline *p)
 {
 	pthread_mutex_lock(&p->mu);
 	p->aborted = 1;
-	pthread_cond_broadcast(&p->cv);
+	wake_all(p);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -237,7 +263,7 @@ void pipeline_stop(struct hib_pipeline *p)
 {
 	pthread_mutex_lock(&p->mu);
 	p->stopping = 1;
-	pthread_cond_broadcast(&p->cv);
+	wake_all(p);
 	pthread_mutex_unlock(&p->mu);
 	for (unsigned i = 0; i < p->started; i++)
 		pthread_join(p->tids[i], NULL);
@@ -258,7 +284,9 @@ void pipeline_free(struct hib_pipeline *p)
 	free(p->tids);
 	free(p->args);
 	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv);
+	pthread_cond_destroy(&p->work_cv);
+	pthread_cond_destroy(&p->done_cv);
+	pthread_cond_destroy(&p->free_cv);
 	free(p);
 }
 

@@ -567,6 +567,55 @@ static void checked_skips_only_the_checksum(void **state)
 	fixture_free(&f);
 }
 
+/*
+ * The step times adaptive compression weighs: the compressor's run apart
+ * from the seal, which a block stored raw pays as well (over its whole
+ * payload); nothing timed unless asked.
+ */
+static void step_times(void **state)
+{
+	static const uint8_t key[32] = { 9, 4 };
+	struct fixture f;
+	struct hib_block_hdr *h;
+	struct hib_codec_times t;
+
+	(void)state;
+	fixture_new(&f, HIB_COMPRESS_LZ4, 256 * 1024);
+	fill(f.raw, f.block, C_MIXED, 11);
+	encode(&f, f.block, 0);
+	t = codec_ctx_last_times(f.ctx);
+	assert_true(t.compress_ns == 0 && t.seal_ns == 0 && t.sealed_bytes == 0);
+
+	codec_ctx_set_timing(f.ctx, true);
+	h = encode(&f, f.block, 1);
+	assert_int_equal(h->codec, HIB_BLOCK_LZ4);
+	t = codec_ctx_last_times(f.ctx);
+	assert_true(t.compress_ns > 0);
+	assert_true(t.seal_ns == 0 && t.sealed_bytes == 0); /* a plain image */
+
+	codec_ctx_set_key(f.ctx, key);
+	h = encode(&f, f.block, 2);
+	t = codec_ctx_last_times(f.ctx);
+	assert_true(t.compress_ns > 0 && t.seal_ns > 0);
+	assert_int_equal(t.sealed_bytes, h->stored_bytes - HIB_SEAL_TAG);
+
+	codec_ctx_set_raw(f.ctx, true);
+	h = encode(&f, f.block, 3);
+	assert_int_equal(h->codec, HIB_BLOCK_RAW);
+	t = codec_ctx_last_times(f.ctx);
+	assert_true(t.seal_ns > 0);
+	assert_int_equal(t.sealed_bytes, f.block);
+
+	/* Zero blocks are bare headers when plain: no step runs. */
+	codec_ctx_set_key(f.ctx, NULL);
+	codec_ctx_set_raw(f.ctx, false);
+	fill(f.raw, f.block, C_ZERO, 0);
+	encode(&f, f.block, 4);
+	t = codec_ctx_last_times(f.ctx);
+	assert_true(t.compress_ns == 0 && t.seal_ns == 0 && t.sealed_bytes == 0);
+	fixture_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -584,6 +633,7 @@ int main(void)
 		NAMED(record_bound_covers_codecs),
 		NAMED(block_check_keeps_record_within_bound),
 		NAMED(checked_skips_only_the_checksum),
+		NAMED(step_times),
 	};
 
 	quiet_logs();

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "frontend/stats.h"
+#include "util/cpustat.h"
 #include "helpers.h"
 
 struct seen {
@@ -112,6 +113,9 @@ static void both_sides_report_their_numbers(void **state)
 	assert_true(hib.extents > 1); /* frag_every: a fragmented swap area */
 	assert_true(hib.raw_blocks <= hib.blocks);
 	assert_true(hib.snapshot_io_ms <= hib.io_ms);
+	/* The CPUs' busy time: at most every CPU for the whole phase (10 ms ticks). */
+	assert_int_equal(hib.cpus, hib_cpus_online());
+	assert_true(hib.cpu_busy_ms <= (uint64_t)hib.cpus * (hib.io_ms + 20));
 	/* `hibernate status` counts the image the same way (image-bytes). */
 	assert_int_equal(hib_target_open(f->path, 0, false, &t), 0);
 	assert_int_equal(hib_image_info(t, &info), 0);
@@ -129,6 +133,40 @@ static void both_sides_report_their_numbers(void **state)
 	assert_int_equal(res.blocks, hib.blocks);
 	assert_int_equal(res.extents, hib.extents);
 	assert_true(res.snapshot_io_ms <= res.io_ms);
+	assert_int_equal(res.cpus, hib_cpus_online());
+	assert_true(res.cpu_busy_ms <= (uint64_t)res.cpus * (res.io_ms + 20));
+}
+
+/*
+ * /proc/stat's "cpu" line: busy is user + nice + system + irq + softirq +
+ * steal (guest time is inside user); idle and iowait are not.  Kernels
+ * before steal have 7 fields.  Anything else is refused.
+ */
+static void cpu_line_parsed(void **state)
+{
+	uint64_t busy = 0;
+	struct hib_cpu_sample a = { .busy_ticks = 1000, .ok = true };
+	struct hib_cpu_sample b = { .busy_ticks = 1000 + 3 * sysconf(_SC_CLK_TCK), .ok = true };
+	struct hib_cpu_sample bad = { 0 };
+
+	(void)state;
+	assert_int_equal(hib_cpu_parse("cpu  10 20 30 4000 500 6 7 8 90 100\ncpu0 1 2 3\n", &busy),
+			 0);
+	assert_int_equal(busy, 10 + 20 + 30 + 6 + 7 + 8);
+	assert_int_equal(hib_cpu_parse("cpu 1 2 3 4 5 6 7\n", &busy), 0);
+	assert_int_equal(busy, 1 + 2 + 3 + 6 + 7);
+	assert_int_equal(hib_cpu_parse("cpu0 1 2 3 4 5 6 7 8\n", &busy), -EINVAL);
+	assert_int_equal(hib_cpu_parse("cpu 1 2 3\n", &busy), -EINVAL);
+	assert_int_equal(hib_cpu_parse("", &busy), -EINVAL);
+
+	assert_int_equal(hib_cpu_busy_ms(&a, &b), 3000);
+	assert_int_equal(hib_cpu_busy_ms(&b, &a), 0); /* never negative */
+	assert_int_equal(hib_cpu_busy_ms(&a, &bad), 0);
+	/* This machine's /proc/stat reads, and its busy time only grows. */
+	a = hib_cpu_sample();
+	b = hib_cpu_sample();
+	assert_true(a.ok && b.ok);
+	assert_true(b.busy_ticks >= a.busy_ticks);
 }
 
 /* A caller that keeps no numbers still has them reported. */
@@ -181,6 +219,8 @@ static struct hib_stats distinct_stats(void)
 		.preload_bytes = 114,
 		.preload_ms = 115,
 		.codec_ms = 120,
+		.cpu_busy_ms = 121,
+		.cpus = 122,
 	};
 	return st;
 }
@@ -225,14 +265,15 @@ static void line_prints_each_keys_field(void **state)
 	hib_stats_format(HIB_STATS_HIBERNATE, &st, line, sizeof(line));
 	assert_string_equal(line, "STATS side=hibernate stream_bytes=101 stored_bytes=102 "
 				  "extents=103 blocks=108 threads=104 snapshot_ms=105 write_ms=106 "
-				  "snapshot_read_ms=109 codec_ms=120 adaptive=1 raw_blocks=111 "
+				  "snapshot_read_ms=109 codec_ms=120 cpu_busy_ms=121 cpus=122 "
+				  "adaptive=1 raw_blocks=111 "
 				  "pipeline_bytes=107");
 	hib_stats_format(HIB_STATS_RESUME, &st, line, sizeof(line));
-	assert_string_equal(line,
-			    "STATS side=resume stream_bytes=101 stored_bytes=102 "
-			    "extents=103 blocks=108 threads=104 load_ms=106 "
-			    "snapshot_write_ms=109 codec_ms=120 preload_bytes=114 preload_ms=115 "
-			    "pipeline_bytes=107");
+	assert_string_equal(line, "STATS side=resume stream_bytes=101 stored_bytes=102 "
+				  "extents=103 blocks=108 threads=104 load_ms=106 "
+				  "snapshot_write_ms=109 codec_ms=120 cpu_busy_ms=121 cpus=122 "
+				  "preload_bytes=114 preload_ms=115 "
+				  "pipeline_bytes=107");
 	hib_stats_format(HIB_STATS_RESUMED, &st, line, sizeof(line));
 	assert_string_equal(line, "STATS side=resumed stream_bytes=101 data_bytes=102 "
 				  "threads=104 snapshot_ms=105 write_ms=106 load_ms=112 "
@@ -269,6 +310,7 @@ int main(void)
 		cmocka_unit_test(line_has_every_key_once_in_order),
 		cmocka_unit_test(line_prints_each_keys_field),
 		cmocka_unit_test(short_buffer_truncates_and_says_how_long),
+		cmocka_unit_test(cpu_line_parsed),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
