@@ -82,7 +82,9 @@ void suspend_zram_put_back(struct hib_zram_plan *plan)
 			continue;
 		r = hib_zram_on(env, a);
 		if (r < 0)
-			log_err(r, "swapon %s failed: %m; it stays off: run swapon -d -p %d %s",
+			log_err(r,
+				"swapon %s failed: %m; it stays off: run "
+				"swapon --discard=pages -p %d %s",
 				a->path, MAX(a->prio, 0), a->path);
 		else if (a->prio >= 0)
 			hib_log(HIB_LOG_PROGRESS,

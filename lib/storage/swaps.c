@@ -331,7 +331,8 @@ int hib_target_auto_swapoff(struct hib_target *t)
 int hib_zram_on(const struct hib_swap_env *env, const struct hib_swap_area *a)
 {
 	int (*on)(const char *, int) = env->swapon ? env->swapon : sys_swapon;
-	int flags = SWAP_FLAG_DISCARD;
+	/* Page discards only: no whole-area discard inside swapon (swaps.h). */
+	int flags = SWAP_FLAG_DISCARD | SWAP_FLAG_DISCARD_PAGES;
 
 	if (a->prio >= 0)
 		flags |= SWAP_FLAG_PREFER |

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/swap.h>
 
 #include "hibernate.h"
 
@@ -84,9 +85,22 @@ int hib_swap_off(const struct hib_swap_env *env, const char *path);
 /* auto_swapon: swapon @t's area (its file, or its device) for a cycle, and
  * remember it for hib_target_auto_swapoff (include/hibernate.h). -errno. */
 int hib_target_auto_swapon(struct hib_target *t);
+/* The discard policies beside SWAP_FLAG_DISCARD (the kernel's values; glibc's
+ * <sys/swap.h> lacks them, util-linux's swapon defines them likewise). */
+#ifndef SWAP_FLAG_DISCARD_ONCE
+#define SWAP_FLAG_DISCARD_ONCE 0x20000 /* the whole area at swapon only */
+#endif
+#ifndef SWAP_FLAG_DISCARD_PAGES
+#define SWAP_FLAG_DISCARD_PAGES 0x40000 /* freed clusters only, not the area */
+#endif
 /* swapon @a again at its priority (a negative one: the kernel's next), with
- * discard: /proc/swaps does not say whether it had it, and on zram discard
- * only frees the memory of slots no longer used. */
+ * discard of freed clusters only (`swapon --discard=pages`), never of the
+ * whole area. /proc/swaps does not say whether it had discard. zram frees a
+ * slot when the swap layer frees it (swap_slot_free_notify): a discard only
+ * catches the few that notification missed. The whole-area discard that
+ * SWAP_FLAG_DISCARD alone also asks for would walk every slot of the device
+ * inside swapon(2), with no preemption point per 4 GiB, to free nothing our
+ * swapoff left; that swapon was seen stuck in a soft lockup once on 6.1. */
 int hib_zram_on(const struct hib_swap_env *env, const struct hib_swap_area *a);
 
 #endif

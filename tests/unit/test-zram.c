@@ -180,30 +180,43 @@ static void zram_names(void **state)
 	assert_false(hib_swap_is_zram("/dev/vda1"));
 }
 
-/* Back on at its priority, with discard; a priority the kernel chose is
- * the kernel's to choose again (swapon takes 0..32767 only). */
+/* Does swapon(2) with @flags discard the whole area before it returns (the
+ * kernel's rule: SWAP_FLAG_DISCARD without the pages-only policy)? */
+static bool discards_area(unsigned flags)
+{
+	return (flags & SWAP_FLAG_DISCARD) && !(flags & SWAP_FLAG_DISCARD_PAGES);
+}
+
+/* Back on at its priority, discarding freed clusters only: never the whole
+ * area inside swapon (swaps.h); a priority the kernel chose is the kernel's
+ * to choose again (swapon takes 0..32767 only). */
 static void swapon_flags(void **state)
 {
-	struct hib_swap_area a = { .path = "/dev/zram0", .prio = 100 };
+	static const struct {
+		int prio;
+		unsigned want;
+	} cases[] = {
+		{ 100, SWAP_FLAG_PREFER | SWAP_FLAG_DISCARD | SWAP_FLAG_DISCARD_PAGES | 100 },
+		{ -2, SWAP_FLAG_DISCARD | SWAP_FLAG_DISCARD_PAGES },
+		{ 0, SWAP_FLAG_PREFER | SWAP_FLAG_DISCARD | SWAP_FLAG_DISCARD_PAGES },
+	};
+	struct hib_swap_area a = { .path = "/dev/zram0" };
 	char want[128];
 
 	(void)state;
-	calls[0] = 0;
-	assert_int_equal(hib_zram_on(&env, &a), 0);
-	snprintf(want, sizeof(want), "on /dev/zram0 %#x;",
-		 (unsigned)(SWAP_FLAG_PREFER | SWAP_FLAG_DISCARD | 100));
-	assert_string_equal(calls, want);
-	calls[0] = 0;
-	a.prio = -2;
-	assert_int_equal(hib_zram_on(&env, &a), 0);
-	snprintf(want, sizeof(want), "on /dev/zram0 %#x;", (unsigned)SWAP_FLAG_DISCARD);
-	assert_string_equal(calls, want);
-	calls[0] = 0;
-	a.prio = 0;
-	assert_int_equal(hib_zram_on(&env, &a), 0);
-	snprintf(want, sizeof(want), "on /dev/zram0 %#x;",
-		 (unsigned)(SWAP_FLAG_PREFER | SWAP_FLAG_DISCARD));
-	assert_string_equal(calls, want);
+	_Static_assert(SWAP_FLAG_DISCARD_ONCE == 0x20000 && SWAP_FLAG_DISCARD_PAGES == 0x40000,
+		       "the kernel's values (include/linux/swap.h)");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned got;
+
+		calls[0] = 0;
+		a.prio = cases[i].prio;
+		assert_int_equal(hib_zram_on(&env, &a), 0);
+		assert_int_equal(sscanf(calls, "on /dev/zram0 %x;", &got), 1);
+		assert_false(discards_area(got));
+		snprintf(want, sizeof(want), "on /dev/zram0 %#x;", cases[i].want);
+		assert_string_equal(calls, want);
+	}
 }
 
 /* ---- the cycle, through the fake device ----------------------------------- */
@@ -269,7 +282,7 @@ static int cycle(struct fx *f, enum how how, bool *ret_frozen)
 }
 
 /* Both swapped off in order, both back on, newest first, as they were. */
-#define OFF_ON "off /dev/zram0;off /dev/zram1;on /dev/zram1 0x10000;on /dev/zram0 0x18064;"
+#define OFF_ON "off /dev/zram0;off /dev/zram1;on /dev/zram1 0x50000;on /dev/zram0 0x58064;"
 
 static void every_end_puts_zram_back(void **state)
 {
@@ -284,7 +297,9 @@ static void every_end_puts_zram_back(void **state)
 	};
 	struct fx *f = *state;
 
-	_Static_assert(SWAP_FLAG_PREFER == 0x8000 && SWAP_FLAG_DISCARD == 0x10000, "OFF_ON");
+	_Static_assert(SWAP_FLAG_PREFER == 0x8000 && SWAP_FLAG_DISCARD == 0x10000 &&
+			       SWAP_FLAG_DISCARD_PAGES == 0x40000,
+		       "OFF_ON");
 	usual_table(f);
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
 		bool frozen = true;
@@ -311,7 +326,7 @@ static void swapoff_enomem_refuses_and_puts_back(void **state)
 	off_result[1] = -ENOMEM;
 	assert_int_equal(cycle(f, WRITTEN, &frozen), -ENOMEM);
 	assert_false(frozen);
-	assert_string_equal(calls, "off /dev/zram0;off /dev/zram1;on /dev/zram0 0x18064;");
+	assert_string_equal(calls, "off /dev/zram0;off /dev/zram1;on /dev/zram0 0x58064;");
 	assert_non_null(strstr(logged, "/dev/zram1 holds 64 MiB"));
 	assert_non_null(strstr(logged, "zram = keep"));
 }

@@ -7,7 +7,9 @@
 #           to vda1.  In the resumed world: the data checks, zram0 on again
 #           at priority 100; then a cycle that fails (a 32 MiB swap area on
 #           vda2 cannot hold the image) after zram was swapped off: zram0
-#           must be on again at priority 100, the system running
+#           must be on again at priority 100, the system running; both
+#           times hibernate's swapon discards freed clusters only, never
+#           the whole area (the kernel's "Adding ... swap" line says which)
 #   boot 2: resume
 # shellcheck source=../guest/guest.sh
 . /lib/hibtest/guest.sh
@@ -21,6 +23,15 @@ CGROOT=/sys/fs/cgroup
 zram_swap() {
 	awk '$1 == "/dev/zram0" { print $5, $4; found = 1 } END { if (!found) print "off" }' \
 		/proc/swaps
+}
+
+# The flags of the kernel's last "Adding ... swap on /dev/zram0" line since
+# dmesg_mark (hibernate's swapon), or "none": SS solid state, D discard, then
+# s when swapon(2) discarded the whole area and c when it discards freed
+# clusters (FS: frontswap, before 6.5).
+zram_swapon_flags() {
+	dmesg | tail -n +$((${dmesg_lines:-0} + 1)) | grep 'swap on /dev/zram0\.' | tail -n 1 |
+		sed 's/.* across:[0-9]*k *//' | grep . || echo none
 }
 
 # ballast FILE MB: MB MiB of random data in the tmpfs FILE, its sha256 in
@@ -78,6 +89,7 @@ case $1 in
 	workload_after_resume
 	say ballast_hash "$(sha256sum /run/ballast | cut -d' ' -f1)"
 	say zram_after "$(zram_swap)"
+	say zram_after_flags "$(zram_swapon_flags)"
 
 	# A cycle that fails once zram is off: vda2 as a 32 MiB swap area cannot
 	# hold the image.  zram holds pages again first.
@@ -87,12 +99,14 @@ case $1 in
 	say zram_before_fail "$(zram_swap)"
 	mkswap /dev/vda2 32768 >/dev/null || fatal "mkswap /dev/vda2 failed"
 	swapon /dev/vda2 || fatal "swapon /dev/vda2 failed"
+	dmesg_mark
 	say mark fail
 	hibernate -v --device /dev/vda2 >/run/fail.out 2>&1
 	say fail_rc "$?"
 	sed 's/^/  | /' /run/fail.out
 	say fail_zram_line "$(grep -a 'zram0 (' /run/fail.out | tail -n 1)"
 	say zram_after_fail "$(zram_swap)"
+	say zram_after_fail_flags "$(zram_swapon_flags)"
 	say ballast2_ok "$([ "$(sha256sum /run/ballast2 | cut -d' ' -f1)" = "$(cat /run/ballast2.sha)" ] && echo 1 || echo 0)"
 	workload_recheck
 	;;
