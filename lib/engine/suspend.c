@@ -33,6 +33,7 @@
 #include "pipeline/crypt.h"
 #include "storage/dmstack.h"
 #include "storage/ioq.h"
+#include "format/xxh.h"
 #include "util/cpustat.h"
 
 /* How far hibernate got: each phase done, in order. The unwind undoes them. */
@@ -478,14 +479,15 @@ static void written_report(struct cycle *c)
 		 (unsigned long long)(sc->alloc_ns / 1000000));
 	log_info("write: the reader waited %llu ms for free slots; the writer waited %llu ms for "
 		 "encoded blocks (%llu polls of its writes), %llu ms for its writes with the queue "
-		 "full and %llu ms for the last ones; CPU: the reader %llu ms, the writer %llu ms",
+		 "full and %llu ms for the last ones; CPU: the reader %llu ms, the writer %llu ms; "
+		 "checksums by xxHash's %s build",
 		 (unsigned long long)(sc->wait_slot_ns / 1000000),
 		 (unsigned long long)(sc->wait_codec_ns / 1000000),
 		 (unsigned long long)sc->codec_polls,
 		 (unsigned long long)(sc->wait_disk_ns / 1000000),
 		 (unsigned long long)(sc->drain_ns / 1000000),
 		 (unsigned long long)(sc->read_cpu_ns / 1000000),
-		 (unsigned long long)(sc->write_cpu_ns / 1000000));
+		 (unsigned long long)(sc->write_cpu_ns / 1000000), hib_xxh3_impl());
 	if (sc->adaptive) {
 		struct hib_adapt_rates r = adapt_rates(&sc->adapt);
 

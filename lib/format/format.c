@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "format/format.h"
+#include "format/xxh.h"
 
 int hib_version_check(uint32_t version)
 {
@@ -215,15 +216,10 @@ int hib_block_hdr_check(const struct hib_block_hdr *b, uint32_t index, uint32_t 
 uint64_t hib_block_stored_xxh3(const struct hib_block_hdr *b, const void *payload,
 			       uint64_t image_id)
 {
-	XXH3_state_t st;
 	struct hib_block_hdr tmp = *b;
 
 	tmp.stored_xxh3 = 0;
-	hib_xxh3_reset(&st, image_id);
-	XXH3_64bits_update(&st, &tmp, sizeof(tmp));
-	if (b->stored_bytes)
-		XXH3_64bits_update(&st, payload, b->stored_bytes);
-	return XXH3_64bits_digest(&st);
+	return hib_xxh3_two(&tmp, sizeof(tmp), payload, b->stored_bytes, image_id);
 }
 
 void hib_xxh3_reset(struct XXH3_state_s *st, uint64_t seed)

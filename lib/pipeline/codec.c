@@ -2,12 +2,12 @@
 #include <lz4.h>
 #include <sodium.h>
 #include <string.h>
-#include <xxhash.h>
 /* The static-context functions (ZSTD_initStaticCCtx & co) are in zstd's
  * experimental section, which the shared library exports as well. */
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include "format/xxh.h"
 #include "pipeline/codec.h"
 #include "util/util.h"
 
@@ -211,7 +211,7 @@ int codec_encode(struct hib_codec_ctx *c, const void *raw, uint32_t raw_bytes, u
 	h->raw_bytes = raw_bytes;
 	/* A sealed image keeps no fingerprint of its plaintext: the tag authenticates. */
 	if (!c->key)
-		h->raw_xxh3 = XXH3_64bits_withSeed(raw, raw_bytes, c->seed);
+		h->raw_xxh3 = hib_xxh3(raw, raw_bytes, c->seed);
 
 	if (!c->key && all_zero(raw, raw_bytes)) {
 		h->codec = HIB_BLOCK_ZERO;
@@ -338,7 +338,7 @@ int codec_decode_checked(struct hib_codec_ctx *c, void *rec, void *out)
 	default:
 		return -EBADMSG;
 	}
-	if (!c->key && XXH3_64bits_withSeed(out, h->raw_bytes, c->seed) != h->raw_xxh3)
+	if (!c->key && hib_xxh3(out, h->raw_bytes, c->seed) != h->raw_xxh3)
 		return -EBADMSG;
 	return 0;
 }

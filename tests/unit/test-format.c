@@ -19,6 +19,7 @@
 #include <xxhash.h>
 
 #include "format/format.h"
+#include "format/xxh.h"
 #include "helpers.h"
 
 #define IMAGE_ID 0x6a09e667f3bcc908ull
@@ -883,10 +884,49 @@ static void xxh3_reset_ignores_old_state(void **state)
 		.name = #fn, .test_func = fn                                                       \
 	}
 
+/*
+ * The two builds of XXH3 (format/xxh.h) give the same hash at every length
+ * (xxHash switches code paths at 16, 128 and 240 bytes, and per 1 KiB
+ * stripe), for any seed, one-shot or in two pieces; the chosen one is one
+ * of them.  A block's stored checksum is the same whichever build wrote it.
+ */
+static void xxh3_builds_agree(void **state)
+{
+	static const size_t lens[] = { 0,   1,   3,    8,    16,   17,   128,   129,
+				       240, 241, 1023, 1024, 1025, 4096, 65543, 262144 };
+	static const uint64_t seeds[] = { 0, 1, 0x9b05688c2b3e6c1full };
+	uint8_t *buf = malloc(262144);
+	uint64_t x = 42;
+
+	(void)state;
+	assert_non_null(buf);
+	for (size_t i = 0; i < 262144; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		buf[i] = (uint8_t)(x >> 56);
+	}
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+		for (size_t s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++) {
+			size_t n = lens[l], cut = n / 3;
+			uint64_t want = XXH3_64bits_withSeed(buf, n, seeds[s]);
+
+			assert_true(hib_xxh3_lib(buf, n, seeds[s]) == want);
+			assert_true(hib_xxh3_scalar(buf, n, seeds[s]) == want);
+			assert_true(hib_xxh3(buf, n, seeds[s]) == want);
+			assert_true(hib_xxh3_two_lib(buf, cut, buf + cut, n - cut, seeds[s]) ==
+				    want);
+			assert_true(hib_xxh3_two_scalar(buf, cut, buf + cut, n - cut, seeds[s]) ==
+				    want);
+			assert_true(hib_xxh3_two(buf, cut, buf + cut, n - cut, seeds[s]) == want);
+		}
+	assert_true(strcmp(hib_xxh3_impl(), "library") == 0 ||
+		    strcmp(hib_xxh3_impl(), "scalar") == 0);
+	free(buf);
+}
+
 int main(void)
 {
 	enum {
-		N_FIXED = 19,
+		N_FIXED = 20,
 		N_HDR = sizeof(header_cases) / sizeof(header_cases[0]),
 		N_MAP = sizeof(map_cases) / sizeof(map_cases[0]),
 		N_BLK = sizeof(block_cases) / sizeof(block_cases[0]),
@@ -912,6 +952,7 @@ int main(void)
 		NAMED(report_build_gives_the_same_bytes),
 		NAMED(header_kernel_check),
 		NAMED(xxh3_reset_ignores_old_state),
+		NAMED(xxh3_builds_agree),
 	};
 	size_t n = 0;
 
