@@ -33,6 +33,7 @@ fault_tool() {
 	[[ -x $FAULT_HIBIMG ]] && return 0
 	cc -O2 -Wall -D_GNU_SOURCE -DXXH_STATIC_LINKING_ONLY -I"$HIBVM_REPO/lib" -I"$HIBVM_REPO/include" \
 		-o "$FAULT_HIBIMG" "$HIBVM_DIR/tools/hibimg.c" "$HIBVM_REPO/lib/format/format.c" \
+		"$HIBVM_REPO/lib/format/xxh.c" "$HIBVM_REPO/lib/format/xxh-scalar.c" \
 		-lxxhash || hibvm_die "building tests/vm/tools/hibimg failed (libxxhash-dev?)"
 }
 
