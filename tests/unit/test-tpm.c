@@ -337,8 +337,14 @@ static int swtpm_start(void)
 		_exit(127);
 	}
 	snprintf(conf, sizeof(conf), "host=127.0.0.1,port=%d", port);
-	for (int i = 0; i < 100; i++) {
+	/* Up to 20 s on a loaded machine; a swtpm that exited (its port taken)
+	 * ends the wait at once. */
+	for (int i = 0; i < 400; i++) {
 		usleep(50000);
+		if (swtpm_pid < 0 || waitpid(swtpm_pid, NULL, WNOHANG) == swtpm_pid) {
+			swtpm_pid = 0;
+			break;
+		}
 		if (Tss2_Tcti_Swtpm_Init(NULL, &size, conf) != TSS2_RC_SUCCESS)
 			return -1;
 		free(tcti);
@@ -402,7 +408,7 @@ static const struct hib_secret PASS = { HIB_SECRET_PASSPHRASE, "fallback words",
 static void enrolled(void)
 {
 	if (!tcti) {
-		print_message("# skipped: swtpm did not start or answer within 5 s\n");
+		print_message("# skipped: swtpm did not start or answer within 20 s\n");
 		skip();
 	}
 	if (memcmp(machine.magic, HIB_MACHINE_MAGIC, 16) == 0)
