@@ -46,6 +46,7 @@ unit-check: build
 san-check: $(BUILD_SAN)/build.ninja
 	ninja -C $(BUILD_SAN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/unit/lsan.supp:print_suppressions=0 \
 		tests/run-unit $(BUILD_SAN) san
 
 vm-check: static static-test

@@ -307,28 +307,47 @@ static void tpm_room_was_reserved(void **state)
 /* ---- against swtpm ------------------------------------------------------ */
 
 #ifdef HIB_HAVE_TPM
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <tss2/tss2_esys.h>
 #include <tss2/tss2_tcti_swtpm.h>
 
 static pid_t swtpm_pid;
 static char swtpm_dir[64];
 static TSS2_TCTI_CONTEXT *tcti;
-static int swtpm_runs;
 /* This machine's enrollment, made on each test's fresh TPM (PCRs 0..7). */
 static struct hib_tpm_machine machine;
 
-/* A fresh TPM for each test, on ports of its own. */
+/* Whether something accepts connections on the socket at @path. */
+static bool socket_answers(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* A fresh TPM for each test, on sockets in a directory of its own (TCP ports
+ * would compete with the ephemeral ports of the TSS's own connections: one
+ * per command). */
 static int swtpm_start(void)
 {
-	int port = 20000 + (int)(getpid() % 10000) * 4 + 2 * (swtpm_runs++ % 2);
-	char server[64], ctrl[64], state[96], conf[64];
+	char server[160], ctrl[160], state[96], conf[160], sock[80], sock_ctrl[96];
 	size_t size = 0;
 
 	snprintf(swtpm_dir, sizeof(swtpm_dir), "/tmp/test-tpm-XXXXXX");
 	if (system("command -v swtpm >/dev/null 2>&1") != 0 || !mkdtemp(swtpm_dir))
 		return -1;
-	snprintf(server, sizeof(server), "type=tcp,port=%d,bindaddr=127.0.0.1", port);
-	snprintf(ctrl, sizeof(ctrl), "type=tcp,port=%d,bindaddr=127.0.0.1", port + 1);
+	snprintf(sock, sizeof(sock), "%s/tpm", swtpm_dir);
+	snprintf(sock_ctrl, sizeof(sock_ctrl), "%s.ctrl", sock); /* the TCTI's name for it */
+	snprintf(server, sizeof(server), "type=unixio,path=%s", sock);
+	snprintf(ctrl, sizeof(ctrl), "type=unixio,path=%s", sock_ctrl);
 	snprintf(state, sizeof(state), "dir=%s", swtpm_dir);
 	swtpm_pid = fork();
 	if (swtpm_pid == 0) {
@@ -336,9 +355,18 @@ static int swtpm_start(void)
 		       "--tpmstate", state, "--flags", "not-need-init,startup-clear", NULL);
 		_exit(127);
 	}
-	snprintf(conf, sizeof(conf), "host=127.0.0.1,port=%d", port);
-	for (int i = 0; i < 100; i++) {
+	snprintf(conf, sizeof(conf), "path=%s", sock);
+	/* Up to 20 s on a loaded machine; a swtpm that exited ends the wait at
+	 * once. Init leaks its copy of @conf when the TPM socket answers and the
+	 * control socket (set_locality) does not yet: wait for both first. */
+	for (int i = 0; i < 400; i++) {
 		usleep(50000);
+		if (swtpm_pid < 0 || waitpid(swtpm_pid, NULL, WNOHANG) == swtpm_pid) {
+			swtpm_pid = 0;
+			break;
+		}
+		if (!socket_answers(sock) || !socket_answers(sock_ctrl))
+			continue;
 		if (Tss2_Tcti_Swtpm_Init(NULL, &size, conf) != TSS2_RC_SUCCESS)
 			return -1;
 		free(tcti);
@@ -402,7 +430,7 @@ static const struct hib_secret PASS = { HIB_SECRET_PASSPHRASE, "fallback words",
 static void enrolled(void)
 {
 	if (!tcti) {
-		print_message("# skipped: swtpm did not start or answer within 5 s\n");
+		print_message("# skipped: swtpm did not start or answer within 20 s\n");
 		skip();
 	}
 	if (memcmp(machine.magic, HIB_MACHINE_MAGIC, 16) == 0)
