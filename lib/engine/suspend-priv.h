@@ -88,6 +88,7 @@ int suspend_write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret
  * when that spares the kernel its reclaim: engine_image_wish, engine.h); the
  * kernel's own preference put back by the unwind, in either world. */
 int suspend_image_size_wish(struct suspend_ctx *sc);
+int suspend_image_size_lower(struct suspend_ctx *sc, uint64_t stream_bytes);
 void suspend_image_size_put_back(struct suspend_ctx *sc);
 
 /* admit.c: refuse a target that is not a swap area (or image file) ours to

@@ -30,7 +30,9 @@ struct snapshot_fake {
 	int mismatch;
 	int restored;
 	int complete;
-	uint64_t calls; /* read_pages and write_pages calls */
+	uint64_t calls;   /* read_pages and write_pages calls */
+	uint32_t creates; /* CREATE_IMAGE calls that made an image */
+	int oversize;     /* the image held is one of the first p.oversize_creates */
 };
 
 static uint64_t splitmix(uint64_t *x)
@@ -173,6 +175,11 @@ int64_t hib_snapshot_fake_pref(const struct hib_snapshot *s)
 	return ((const struct snapshot_fake *)s)->pref_bytes;
 }
 
+uint32_t hib_snapshot_fake_creates(const struct hib_snapshot *s)
+{
+	return ((const struct snapshot_fake *)s)->creates;
+}
+
 int64_t hib_snapshot_fake_pref_at_create(const struct hib_snapshot *s)
 {
 	return ((const struct snapshot_fake *)s)->pref_at_create;
@@ -196,6 +203,7 @@ static int fake_create_image(struct hib_snapshot *s, int *in_suspend)
 	f->ready = 1;
 	f->pos = 0;
 	f->pref_at_create = f->pref_bytes;
+	f->oversize = ++f->creates <= f->p.oversize_creates;
 	*in_suspend = !f->p.create_resumes;
 	return 0;
 }
@@ -204,7 +212,8 @@ static int fake_get_image_size(struct hib_snapshot *s, uint64_t *bytes)
 {
 	if (!FAKE(s)->ready)
 		return -ENODATA;
-	*bytes = FAKE(s)->p.stream_pages * HIB_PAGE_SIZE;
+	*bytes = (FAKE(s)->p.stream_pages + (FAKE(s)->oversize ? FAKE(s)->p.oversize_pages : 0)) *
+		 HIB_PAGE_SIZE;
 	return 0;
 }
 
@@ -248,6 +257,7 @@ static int fake_free_swap_pages(struct hib_snapshot *s)
 static int fake_free_image(struct hib_snapshot *s)
 {
 	FAKE(s)->ready = 0;
+	FAKE(s)->oversize = 0;
 	FAKE(s)->pos = 0;
 	return 0;
 }
@@ -256,7 +266,7 @@ static ssize_t fake_read_page(struct hib_snapshot *s, void *buf)
 {
 	struct snapshot_fake *f = FAKE(s);
 
-	if (!f->ready)
+	if (!f->ready || f->oversize) /* an image over the limit is freed unread */
 		return -ENODATA;
 	if (f->pos >= f->p.stream_pages)
 		return 0;

@@ -32,6 +32,11 @@ struct hib_fake_params {
 	/* CREATE_IMAGE answers as in the system restored from the image
 	 * (in_suspend 0), so hibernate takes its resumed branch. */
 	bool create_resumes;
+	/* The first @oversize_creates images say they are @oversize_pages pages
+	 * longer (get_image_size; they cannot be read): a kernel that missed
+	 * PREF_IMAGE_SIZE, whose image the engine must free and make again. */
+	uint32_t oversize_creates;
+	uint64_t oversize_pages;
 	/* Optional (NULL: none), for tests that watch the time processes are
 	 * frozen: on_freeze when FREEZE freezes them, on_thaw when they thaw
 	 * (UNFREEZE with no image held, or closing the device while frozen, as
@@ -54,6 +59,8 @@ void hib_snapshot_fake_result(const struct hib_snapshot *s, uint64_t *ret_pages_
 uint64_t hib_snapshot_fake_calls(const struct hib_snapshot *s);
 /* The bytes the last PREF_IMAGE_SIZE asked for; -1 when none was. */
 int64_t hib_snapshot_fake_pref(const struct hib_snapshot *s);
+/* CREATE_IMAGE calls that made an image. */
+uint32_t hib_snapshot_fake_creates(const struct hib_snapshot *s);
 /* The same as it was when CREATE_IMAGE made the last image: the wish the
  * snapshot was made under (-1: none asked, or no image made yet). */
 int64_t hib_snapshot_fake_pref_at_create(const struct hib_snapshot *s);
