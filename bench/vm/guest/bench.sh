@@ -335,10 +335,13 @@ case $1 in
 		dmesg | tail -n 30 | sed 's/^/  dmesg: /'
 		exit 1
 	fi
-	say resumed 1
 	# The same moment in the restored kernel's clock (next to its
 	# "Restarting tasks" line): how long the resumed side took to get here.
+	# Before the line the host waits for: the kernel prints the message on the
+	# console as it is written, and after the line it once cut that line in
+	# two ("HIBTEST resumed=", the message, "1"), which read as no resume.
 	echo "bench: resumed" >/dev/kmsg
+	say resumed 1
 	if [ "$wl" = comeback ]; then
 		comeback
 		echo 4 >/proc/sys/kernel/printk
