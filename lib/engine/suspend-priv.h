@@ -70,6 +70,8 @@ struct suspend_ctx {
 int suspend_encode_work(struct hib_job *job, void *worker_ctx);
 int suspend_writer_new(struct suspend_ctx *sc);
 int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3);
+/* What the write came to, in the log: sizes, times, waits, adaptive's rates. */
+void suspend_write_log(struct suspend_ctx *sc, uint64_t write_ms);
 
 /* verify.c: --verify's buffers and read-ahead, made before the freeze; every
  * block read back and checked against the stream's checksum chain. */

@@ -33,7 +33,6 @@
 #include "pipeline/crypt.h"
 #include "storage/dmstack.h"
 #include "storage/ioq.h"
-#include "format/xxh.h"
 #include "util/cpustat.h"
 
 /* How far hibernate got: each phase done, in order. The unwind undoes them. */
@@ -184,8 +183,10 @@ static int prepare_buffers(struct cycle *c)
 	sc->adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc->ep.workers > 0 &&
 		       hib_ioq_is_uring(sc->ioq);
 	adapt_init(&sc->adapt, sc->ep.workers);
-	for (unsigned i = 0; i < (sc->ep.workers ? sc->ep.workers : 1); i++)
+	for (unsigned i = 0; i < (sc->ep.workers ? sc->ep.workers : 1); i++) {
 		codec_ctx_set_userdata(sc->ep.ctx[i], sc);
+		codec_ctx_set_timing(sc->ep.ctx[i], sc->adaptive);
+	}
 	log_debug("pipeline: %u worker threads, %zu KiB of buffers, writes through %s%s",
 		  sc->ep.workers, pipeline_memory(sc->ep.pipe) >> 10,
 		  hib_ioq_is_uring(sc->ioq) ? "io_uring" : "pwrite",
@@ -510,37 +511,7 @@ static void written_report(struct cycle *c)
 	struct suspend_ctx *sc = &c->sc;
 	const struct hib_header *h = c->h;
 
-	/* How much of the write the kernel's copy-out took (a block's pages per
-	 * readv()): the reader feeds everything else, so it is a floor for the phase. */
-	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms "
-		 "(reading /dev/snapshot: %llu ms; codec: %llu ms of CPU over %u threads; "
-		 "allocating %llu pages: %llu ms)",
-		 (unsigned long long)(sc->stream_bytes >> 20),
-		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
-		 (unsigned long long)h->stat_write_ms, (unsigned long long)(sc->snap_ns / 1000000),
-		 (unsigned long long)(pipeline_work_ns(sc->ep.pipe) / 1000000),
-		 MAX(sc->ep.workers, 1u), (unsigned long long)sc->alloc_pages,
-		 (unsigned long long)(sc->alloc_ns / 1000000));
-	log_info("write: the reader waited %llu ms for free slots; the writer waited %llu ms for "
-		 "encoded blocks (%llu polls of its writes), %llu ms for its writes with the queue "
-		 "full and %llu ms for the last ones; CPU: the reader %llu ms, the writer %llu ms; "
-		 "checksums by xxHash's %s build",
-		 (unsigned long long)(sc->wait_slot_ns / 1000000),
-		 (unsigned long long)(sc->wait_codec_ns / 1000000),
-		 (unsigned long long)sc->codec_polls,
-		 (unsigned long long)(sc->wait_disk_ns / 1000000),
-		 (unsigned long long)(sc->drain_ns / 1000000),
-		 (unsigned long long)(sc->read_cpu_ns / 1000000),
-		 (unsigned long long)(sc->write_cpu_ns / 1000000), hib_xxh3_impl());
-	if (sc->adaptive) {
-		struct hib_adapt_rates r = adapt_rates(&sc->adapt);
-
-		log_info(
-			"adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
-			"saving %.0f%%, seal %.0f MB/s, disk %.0f MB/s: %.0f%% compressed at the end",
-			(unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks,
-			r.codec, 100 * r.saved, r.seal, r.disk, 100.0 * adapt_fraction(&sc->adapt));
-	}
+	suspend_write_log(sc, h->stat_write_ms);
 	c->stats.stream_bytes = sc->stream_bytes;
 	c->stats.stored_bytes = (sc->stored_pages + h->map_pages + 1) * HIB_PAGE_SIZE;
 	c->stats.extents = sc->map.n;

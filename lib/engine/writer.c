@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "engine/suspend-priv.h"
+#include "format/xxh.h"
 #include "storage/ioq.h"
 
 /* Tell adaptive compression what the block's steps cost. */
@@ -40,7 +41,6 @@ int suspend_encode_work(struct hib_job *job, void *worker_ctx)
 	compress = !adaptive || adapt_compress(&sc->adapt, job->seq);
 	/* Stored raw when adaptive compression says the disk waits for the codec. */
 	codec_ctx_set_raw(worker_ctx, !compress);
-	codec_ctx_set_timing(worker_ctx, adaptive);
 	r = codec_encode(worker_ctx, job->in, (uint32_t)job->in_len, (uint32_t)job->seq, job->user,
 			 job->out);
 	if (r < 0)
@@ -409,4 +409,39 @@ int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 	report(sc, true);
 	*ret_xxh3 = XXH3_64bits_digest(&sc->stream_st);
 	return 0;
+}
+
+void suspend_write_log(struct suspend_ctx *sc, uint64_t write_ms)
+{
+	/* How much of the write the kernel's copy-out took (a block's pages per
+	 * readv()): the reader feeds everything else, so it is a floor for the phase. */
+	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms "
+		 "(reading /dev/snapshot: %llu ms; codec: %llu ms of CPU over %u threads; "
+		 "allocating %llu pages: %llu ms)",
+		 (unsigned long long)(sc->stream_bytes >> 20),
+		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
+		 (unsigned long long)write_ms, (unsigned long long)(sc->snap_ns / 1000000),
+		 (unsigned long long)(pipeline_work_ns(sc->ep.pipe) / 1000000),
+		 MAX(sc->ep.workers, 1u), (unsigned long long)sc->alloc_pages,
+		 (unsigned long long)(sc->alloc_ns / 1000000));
+	log_info("write: the reader waited %llu ms for free slots; the writer waited %llu ms for "
+		 "encoded blocks (%llu polls of its writes), %llu ms for its writes with the queue "
+		 "full and %llu ms for the last ones; CPU: the reader %llu ms, the writer %llu ms; "
+		 "checksums by xxHash's %s build",
+		 (unsigned long long)(sc->wait_slot_ns / 1000000),
+		 (unsigned long long)(sc->wait_codec_ns / 1000000),
+		 (unsigned long long)sc->codec_polls,
+		 (unsigned long long)(sc->wait_disk_ns / 1000000),
+		 (unsigned long long)(sc->drain_ns / 1000000),
+		 (unsigned long long)(sc->read_cpu_ns / 1000000),
+		 (unsigned long long)(sc->write_cpu_ns / 1000000), hib_xxh3_impl());
+	if (sc->adaptive) {
+		struct hib_adapt_rates r = adapt_rates(&sc->adapt);
+
+		log_info(
+			"adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
+			"saving %.0f%%, seal %.0f MB/s, disk %.0f MB/s: %.0f%% compressed at the end",
+			(unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks,
+			r.codec, 100 * r.saved, r.seal, r.disk, 100.0 * adapt_fraction(&sc->adapt));
+	}
 }
