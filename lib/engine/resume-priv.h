@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the files of the resume share, and only they include: the stream's
- * context (the load's reader thread's too), and what resume.c's verify phase
- * calls in unlock.c (the key of an encrypted image opened).
+ * context (the load's reader thread's too), and what resume.c's phases call
+ * in unlock.c (the key of an encrypted image opened) and load.c (the load).
  */
 #ifndef HIB_ENGINE_RESUME_PRIV_H
 #define HIB_ENGINE_RESUME_PRIV_H
@@ -37,5 +37,11 @@ struct resume_ctx {
  * wiped once tried (o->forget_secret). A failure is logged: the image cannot
  * be unlocked here. */
 int resume_unlock_image(struct resume_ctx *rc, const struct hib_options *o);
+
+/* load.c: the image's blocks read (rc->pre's first), checked, decoded and
+ * fed to @snap in order, the stream's checksum checked, the kernel's "whole
+ * image" asked for; the data key wiped either way. A failure is logged. */
+int resume_load_stream(struct resume_ctx *rc, struct hib_snapshot *snap,
+		       const struct hib_options *o);
 
 #endif

@@ -7,10 +7,10 @@
  *   verify       kernel identity → must match; filesystems unchanged; the
  *                key unlocked (unlock.c), the image read ahead meanwhile
  *                (preload.c).
- *   load         reader thread (blocks from memory, then off the disk) →
- *                workers (checksum, decode, checksum) → this thread feeds
- *                /dev/snapshot in order; whole-stream checksum; the data key
- *                wiped.
+ *   load         (load.c) reader thread (blocks from memory, then off the
+ *                disk) → workers (checksum, decode, checksum) → this thread
+ *                feeds /dev/snapshot in order; whole-stream checksum; the
+ *                data key wiped.
  *   invalidate   SWAPSPACE2 back, the report in the header's place.
  *   restore      FREEZE → ATOMIC_RESTORE (does not return).
  *
@@ -18,216 +18,15 @@
  * back) and the boot goes on. The booting system will mount and change the
  * filesystems the image remembers, so a kept image could only do harm later.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <xxhash.h>
 
 #include "pipeline/crypt.h"
 #include "engine/preload.h"
 #include "engine/resume-priv.h"
-#include "storage/readahead.h"
 #include "util/cpustat.h"
-
-static int decode_work(struct hib_job *job, void *worker_ctx)
-{
-	const struct hib_block_hdr *h = job->in;
-	int r = job->flags & ENGINE_JOB_SUM_CHECKED
-			? codec_decode_checked(worker_ctx, job->in, job->out)
-			: codec_decode(worker_ctx, job->in, job->out);
-
-	if (r < 0)
-		return r;
-	job->out_len = h->raw_bytes;
-	return 0;
-}
-
-/* Read-ahead in chunks of 1 MiB, 8 in flight: the device sees large
- * sequential reads while the workers decode. */
-#define RESUME_RA_CHUNK_PAGES 256u
-#define RESUME_RA_DEPTH 8u
-
-/* Fail the block the reader is at: the feeder reports it, in order. */
-static void reader_fail(struct resume_ctx *rc, struct hib_job *job, int r)
-{
-	job->err = r;
-	pipeline_submit(rc->ep.pipe, job);
-}
-
-/* The read-ahead over the image's pages from logical page @lp. */
-static int reader_readahead(struct resume_ctx *rc, uint64_t lp, struct hib_readahead **ret)
-{
-	int r = hib_readahead_new(rc->t, RESUME_RA_CHUNK_PAGES, RESUME_RA_DEPTH, rc->io_mode, ret);
-
-	if (r == 0)
-		r = hib_readahead_start(*ret, &rc->img.map, lp, rc->img.map.pages - lp);
-	return r;
-}
-
-static void reader_run(struct resume_ctx *rc);
-
-/* The reader's thread: reader_run, its CPU time kept for the load's log line. */
-static void *reader_main(void *arg)
-{
-	struct resume_ctx *rc = arg;
-	uint64_t t0 = hib_thread_cpu_ns();
-
-	reader_run(rc);
-	rc->read_cpu_ns = hib_thread_cpu_ns() - t0; /* read after the join */
-	return NULL;
-}
-
-static void reader_run(struct resume_ctx *rc)
-{
-	const struct hib_header *hdr = rc->img.hdr;
-	struct hib_pipeline *p = rc->ep.pipe;
-	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
-	struct engine_read_pos pos;
-	uint64_t lp, stream_off;
-	int r;
-
-	/* First what was read while the secret was awaited, then the disk. */
-	if (engine_preload_drain(rc->pre, p, &pos, &ra) < 0)
-		return;
-	lp = pos.lp;
-	stream_off = pos.stream_off;
-	if (pos.block == hdr->nr_blocks)
-		return;
-	r = ra ? 0 : reader_readahead(rc, lp, &ra);
-	if (r < 0) {
-		struct hib_job *job = pipeline_next_free(p);
-
-		log_err(r, "%s: setting up the reads failed: %m", hib_target_path(rc->t));
-		if (job)
-			reader_fail(rc, job, r);
-		return;
-	}
-	log_debug("reading with %s, %llu KiB ahead",
-		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
-		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10));
-	for (uint32_t i = pos.block; i < hdr->nr_blocks; i++) {
-		uint64_t t = hib_now_ns();
-		struct hib_job *job = pipeline_next_free(p);
-		uint64_t at = lp;
-
-		rc->read_slot_ns += hib_now_ns() - t;
-		if (!job)
-			return;
-		t = hib_now_ns();
-		r = engine_read_block(ra, rc->img.map.pages, hdr->block_raw_bytes, i, stream_off,
-				      &lp, job->in);
-		rc->read_block_ns += hib_now_ns() - t;
-		if (r < 0) {
-			if (r == -EBADMSG)
-				log_err(r, "%s: block %u: header corrupt (logical page %llu)",
-					hib_target_path(rc->t), i, (unsigned long long)at);
-			else
-				log_err(r, "%s: block %u: read failed: %m", hib_target_path(rc->t),
-					i);
-			reader_fail(rc, job, r);
-			return;
-		}
-		job->in_len = (lp - at) * HIB_PAGE_SIZE;
-		job->user = stream_off;
-		stream_off += ((struct hib_block_hdr *)job->in)->raw_bytes;
-		pipeline_submit(p, job);
-	}
-	return;
-}
-
-/*
- * One decoded block of @len bytes, at stream byte @fed, to the snapshot
- * device in batches, in the stream's order (the kernel takes the header,
- * then the PFN pages, then the data pages in the order they name). A short
- * batch is not the end: the next call at the page it stopped at says 0 or
- * the error the kernel's loop dropped.
- */
-static int feed_block(struct hib_snapshot *snap, const uint8_t *buf, size_t len, uint64_t fed,
-		      uint64_t stream_bytes)
-{
-	for (size_t k = 0; k < len;) {
-		size_t want = MIN((len - k) / HIB_PAGE_SIZE, (size_t)HIB_SNAP_BATCH_PAGES);
-		ssize_t n = snap->ops->write_pages(snap, buf + k, want);
-
-		if (n < 0)
-			return log_err((int)n, "the kernel refused image page %llu: %m",
-				       (unsigned long long)((fed + k) / HIB_PAGE_SIZE));
-		if (n == 0)
-			return log_err(-EIO,
-				       "the kernel took the whole image at page %llu of %llu: "
-				       "the image does not fit this kernel",
-				       (unsigned long long)((fed + k) / HIB_PAGE_SIZE),
-				       (unsigned long long)(stream_bytes / HIB_PAGE_SIZE));
-		k += (size_t)n;
-	}
-	return 0;
-}
-
-/* Feed the decoded stream to the snapshot device, in order. */
-static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
-			 const struct hib_options *o)
-{
-	const struct hib_header *hdr = rc->img.hdr;
-	struct hib_pipeline *p = rc->ep.pipe;
-	XXH3_state_t st;
-	uint64_t fed = 0, last = 0;
-	int r = 0;
-
-	hib_xxh3_reset(&st, hdr->image_id);
-	for (uint32_t i = 0; i < hdr->nr_blocks; i++) {
-		uint64_t t_wait = hib_now_ns();
-		struct hib_job *job = pipeline_next_done(p);
-		const uint8_t *buf;
-
-		rc->wait_ns += hib_now_ns() - t_wait;
-
-		if (!job)
-			return -ECANCELED;
-		if (job->err) {
-			r = job->err;
-			if (r == -EBADMSG)
-				log_err(r, "%s: block %u (stream bytes %llu..) failed its checksum",
-					hib_target_path(rc->t), i, (unsigned long long)job->user);
-			else if (r == HIB_ERR_AUTH)
-				log_err(r,
-					"%s: block %u (stream bytes %llu..) failed authentication: "
-					"tampered with, or not sealed with this image's key",
-					hib_target_path(rc->t), i, (unsigned long long)job->user);
-			return r;
-		}
-		if (job->user != fed || fed + job->out_len > hdr->stream_bytes) {
-			log_err(-EBADMSG, "%s: block %u does not continue the stream",
-				hib_target_path(rc->t), i);
-			return -EBADMSG;
-		}
-		buf = job->out;
-		XXH3_64bits_update(&st, &((const struct hib_block_hdr *)job->in)->raw_xxh3,
-				   sizeof(uint64_t));
-		uint64_t t_write = hib_now_ns();
-		r = feed_block(snap, buf, job->out_len, fed, hdr->stream_bytes);
-		rc->snap_ns += hib_now_ns() - t_write;
-		if (i == 0)
-			rc->first_ns = hib_now_ns() - rc->first_ns;
-		if (r < 0)
-			return r;
-		fed += job->out_len;
-		pipeline_release(p, job);
-		if (o && o->progress && (hib_now_ms() - last > 200 || fed == hdr->stream_bytes)) {
-			last = hib_now_ms();
-			o->progress("load", fed, hdr->stream_bytes, o->progress_userdata);
-		}
-	}
-	if (fed != hdr->stream_bytes)
-		return log_err(-EBADMSG, "%s: the blocks hold %llu bytes, the header says %llu",
-			       hib_target_path(rc->t), (unsigned long long)fed,
-			       (unsigned long long)hdr->stream_bytes);
-	if (!(hdr->flags & HIB_HFLAG_ENCRYPTED) && XXH3_64bits_digest(&st) != hdr->stream_xxh3)
-		return log_err(-EBADMSG, "%s: the checksum of the whole image does not match",
-			       hib_target_path(rc->t));
-	return 0;
-}
 
 static int check_kernel(const struct hib_target *t, const struct hib_header *h)
 {
@@ -422,83 +221,15 @@ static int resume_verify(struct cycle *c)
 	return 0;
 }
 
-/* One more write: the kernel finishes its last page (and, since 6.5, the
- * zero pages left out of the stream) and must say it has the whole image. */
-static int feed_end(struct hib_snapshot *snap)
-{
-	_cleanup_(freep) uint8_t *zero = hib_alloc_pages(HIB_PAGE_SIZE);
-	ssize_t n;
-	int r;
-
-	if (!zero)
-		return -ENOMEM;
-	n = snap->ops->write_pages(snap, zero, 1);
-	if (n == 0)
-		return 0;
-	r = n < 0 ? (int)n : -EBADMSG;
-	return log_err(r, "the kernel expected more of the image than it holds: %m");
-}
-
-/*
- * The data key is done with once the last block is decoded: wipe it now, not
- * when hib_resume returns, which after a restore it never does. The memory of
- * this process belongs to the boot kernel; ATOMIC_RESTORE copies the image's
- * pages over the page frames they came from and leaves every other frame as
- * it is, and the restored kernel counts those as free without clearing them.
- * The key would stay in RAM the running system does not know it has, for any
- * later kernel memory leak, cold-boot or DMA attack to find -- and the key
- * opens the image's blocks, which invalidation leaves on the swap area until
- * they are overwritten. (The secret that unwraps it: forget_secret, unlock.c.)
- */
-static void forget_key(struct resume_ctx *rc)
-{
-	for (unsigned i = 0; rc->key && i < (rc->ep.workers ? rc->ep.workers : 1); i++)
-		codec_ctx_set_key(rc->ep.ctx[i], NULL);
-	crypt_key_free(rc->key);
-	rc->key = NULL;
-}
-
 /* Every block read, checked and decoded by the pipeline, fed to the kernel in order. */
 static int resume_load(struct cycle *c)
 {
-	struct resume_ctx *rc = &c->rc;
-	const struct hib_header *h = rc->img.hdr;
-	pthread_t reader;
-	uint64_t tp = c->t0, t0;
-	int r;
+	uint64_t tp = c->t0;
+	int r = resume_load_stream(&c->rc, c->snap, c->o);
 
-	r = engine_pipe_new(c->o, h->block_raw_bytes, h->image_id, decode_work,
-			    codec_record_bound(h->block_raw_bytes), h->block_raw_bytes, &rc->ep);
-	if (r < 0)
-		return log_err(r, "allocating the pipeline's buffers failed: %m");
-	for (unsigned i = 0; rc->key && i < (rc->ep.workers ? rc->ep.workers : 1); i++)
-		codec_ctx_set_key(rc->ep.ctx[i], rc->key);
-	r = pipeline_start(rc->ep.pipe);
-	if (r < 0)
-		return r;
-	/* 0%: the checks passed and the load begins (the caller's history tells a
-	 * refused image from a failed load by it), and the bar shows at once. */
-	if (c->o->progress)
-		c->o->progress("load", 0, h->stream_bytes, c->o->progress_userdata);
-	rc->first_ns = hib_now_ns();
-	r = -pthread_create(&reader, NULL, reader_main, rc);
-	if (r < 0) {
-		pipeline_stop(rc->ep.pipe);
-		return r;
-	}
-	t0 = hib_thread_cpu_ns();
-	r = feed_snapshot(rc, c->snap, c->o);
-	rc->feed_cpu_ns = hib_thread_cpu_ns() - t0;
-	pipeline_abort(rc->ep.pipe);
-	pthread_join(reader, NULL);
-	pipeline_stop(rc->ep.pipe);
-	forget_key(rc);
 	if (r < 0)
 		return r;
 	log_phase(&tp, "load");
-	r = feed_end(c->snap);
-	if (r < 0)
-		return r;
 	c->phase = RESUME_LOADED;
 	return 0;
 }
