@@ -2,7 +2,9 @@
 /*
  * The image size the kernel is asked for (SNAPSHOT_PREF_IMAGE_SIZE), and its
  * own preference put back afterwards: the ioctl sets the kernel's global
- * image_size (/sys/power/image_size), which outlives the device.
+ * image_size (/sys/power/image_size), which outlives the device. And the
+ * snapshot made under --image-size's limit, made again once if the kernel
+ * missed it.
  *
  * By default (image-size = default) the kernel keeps its 2/5 of RAM unless
  * the memory in use is only a little above it. There its preallocation
@@ -16,6 +18,8 @@
  * nothing to write, and the kernel's preference stands.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysinfo.h>
 
@@ -60,6 +64,14 @@ static uint64_t area_room_bytes(const struct suspend_ctx *sc)
 	return n > over ? hib_snapshot_pref_pages(n - over) * HIB_PAGE_SIZE : 0;
 }
 
+/* The wish, in bytes of memory, whose stream is at most @stream_bytes: the
+ * kernel's wish counts memory pages, and one exactly met would leave the
+ * stream over the limit by its header and PFN pages. */
+static uint64_t wish_for_stream(uint64_t stream_bytes)
+{
+	return hib_snapshot_pref_pages(stream_bytes / HIB_PAGE_SIZE) * HIB_PAGE_SIZE;
+}
+
 /* The default's wish, 0 for none: only where the kernel freezes the system
  * (the memory counted is this machine's). */
 static uint64_t default_wish(const struct suspend_ctx *sc, uint64_t kernel_pref)
@@ -84,10 +96,7 @@ int suspend_image_size_wish(struct suspend_ctx *sc)
 	int r;
 
 	if (o->image_size >= 0) {
-		/* The limit is on the stream; the kernel's wish counts memory pages:
-		 * one exactly met would leave the stream over it by its PFN pages. */
-		wish = hib_snapshot_pref_pages((uint64_t)o->image_size / HIB_PAGE_SIZE) *
-		       HIB_PAGE_SIZE;
+		wish = wish_for_stream((uint64_t)o->image_size); /* the limit is on the stream */
 	} else if (o->image_size == HIB_IMAGE_SIZE_DEFAULT && known) {
 		wish = default_wish(sc, before);
 		if (!wish)
@@ -113,14 +122,14 @@ int suspend_image_size_wish(struct suspend_ctx *sc)
  * what it missed by, and by 1/32 of the limit more (on 6.1, a 180 MiB limit
  * gave streams of 159 to 184 MiB). -E2BIG when no smaller wish is left.
  */
-int suspend_image_size_lower(struct suspend_ctx *sc, uint64_t stream_bytes)
+static int image_size_lower(struct suspend_ctx *sc, uint64_t stream_bytes)
 {
 	uint64_t limit = (uint64_t)sc->o->image_size, cut = stream_bytes - limit + limit / 32, wish;
 	int r;
 
 	if (cut >= limit)
 		return -E2BIG;
-	wish = hib_snapshot_pref_pages((limit - cut) / HIB_PAGE_SIZE) * HIB_PAGE_SIZE;
+	wish = wish_for_stream(limit - cut);
 	if (!wish)
 		return -E2BIG;
 	log_info("the image is %llu MiB, over the limit of %llu MiB: freeing it and asking the "
@@ -129,6 +138,64 @@ int suspend_image_size_lower(struct suspend_ctx *sc, uint64_t stream_bytes)
 		 (unsigned long long)(wish >> 20));
 	r = sc->snap->ops->pref_image_size(sc->snap, wish);
 	return r < 0 ? log_err(r, "setting the preferred image size failed: %m") : 0;
+}
+
+/* CREATE_IMAGE, and the image's size; *@held while an image is held. */
+static int create_image(struct suspend_ctx *sc, int *in_suspend, bool *held)
+{
+	int r = sc->snap->ops->create_image(sc->snap, in_suspend);
+
+	if (r < 0)
+		return log_err(r, "the kernel could not make the snapshot: %m%s",
+			       r == -ENOMEM ? " (not enough free memory for the copy; try a "
+					      "smaller --image-size)"
+					    : "");
+	*held = true;
+	if (!*in_suspend)
+		return 0;
+	r = sc->snap->ops->get_image_size(sc->snap, &sc->stream_bytes);
+	if (r < 0)
+		return log_err(r, "the kernel did not give the image size: %m");
+	return 0;
+}
+
+/*
+ * PREF_IMAGE_SIZE is only a wish: the kernel frees what it can and makes the
+ * image anyway, a few MiB off either way. A limit the user set is a limit:
+ * one image over it is freed (still frozen: the kernel allows CREATE_IMAGE
+ * right after FREE) and made again under a smaller wish; a second is refused.
+ */
+int suspend_create_image(struct suspend_ctx *sc, int *in_suspend, bool *held)
+{
+	uint64_t limit = sc->o->image_size > 0 ? (uint64_t)sc->o->image_size : 0;
+	/* Test builds: the first image counts this many MiB over the limit (the
+	 * kernel's miss, which a test cannot make happen on demand). */
+	const char *miss = hib_test_knob("HIBERNATE_TEST_IMAGE_MISS");
+	int r;
+
+	for (int tries = 0;; tries++) {
+		uint64_t seen;
+
+		r = create_image(sc, in_suspend, held);
+		if (r < 0 || !*in_suspend || !limit)
+			return r;
+		seen = sc->stream_bytes;
+		if (miss && tries == 0)
+			seen = MAX(seen, limit + (strtoull(miss, NULL, 10) << 20));
+		if (seen <= limit)
+			return 0;
+		if (tries > 0 || image_size_lower(sc, seen) < 0)
+			break;
+		r = sc->snap->ops->free_image(sc->snap);
+		if (r < 0)
+			return log_err(r, "freeing the image over the limit failed: %m");
+		*held = false;
+	}
+	return log_err(-E2BIG,
+		       "the image is %llu MiB, over the limit of %llu MiB: the kernel "
+		       "could not free enough memory; raise --image-size or close programs",
+		       (unsigned long long)(sc->stream_bytes >> 20),
+		       (unsigned long long)(limit >> 20));
 }
 
 void suspend_image_size_put_back(struct suspend_ctx *sc)

@@ -90,8 +90,12 @@ int suspend_write_map(struct suspend_ctx *sc, uint64_t *ret_first, uint32_t *ret
  * when that spares the kernel its reclaim: engine_image_wish, engine.h); the
  * kernel's own preference put back by the unwind, in either world. */
 int suspend_image_size_wish(struct suspend_ctx *sc);
-int suspend_image_size_lower(struct suspend_ctx *sc, uint64_t stream_bytes);
 void suspend_image_size_put_back(struct suspend_ctx *sc);
+/* imagesize.c too: CREATE_IMAGE under --image-size's limit (one image over it
+ * freed and made again under a smaller wish); the image's size into
+ * sc->stream_bytes; *@held while an image is held, for the unwind. Returns
+ * twice: *@in_suspend 1 to write it, 0 in the restored system. */
+int suspend_create_image(struct suspend_ctx *sc, int *in_suspend, bool *held);
 
 /* admit.c: refuse a target that is not a swap area (or image file) ours to
  * write; turn its swap on when --auto-swapon says so. @page: room to read page 0. */

@@ -343,74 +343,17 @@ static void take_report(struct cycle *c)
 	c->stats.loaded_unix = rep.loaded_unix;
 }
 
-/* CREATE_IMAGE, and the image's size. Returns twice: *in_suspend 1, to
- * write it out, and 0 in the restored system. */
-static int create_image(struct cycle *c, int *in_suspend)
-{
-	struct suspend_ctx *sc = &c->sc;
-	int r;
-
-	r = sc->snap->ops->create_image(sc->snap, in_suspend);
-	if (r < 0)
-		return log_err(r, "the kernel could not make the snapshot: %m%s",
-			       r == -ENOMEM ? " (not enough free memory for the copy; try a "
-					      "smaller --image-size)"
-					    : "");
-	c->phase = SUSPEND_SNAPSHOT;
-	if (!*in_suspend)
-		return 0;
-	r = sc->snap->ops->get_image_size(sc->snap, &sc->stream_bytes);
-	if (r < 0)
-		return log_err(r, "the kernel did not give the image size: %m");
-	return 0;
-}
-
-/* PREF_IMAGE_SIZE is only a wish: the kernel frees what it can and makes the
- * image anyway, a few MiB off either way. A limit the user set is a limit:
- * one image over it is freed (still frozen: the kernel allows CREATE_IMAGE
- * right after FREE) and made again under a smaller wish; a second is refused. */
-static int create_image_within_limit(struct cycle *c, int *in_suspend)
-{
-	struct suspend_ctx *sc = &c->sc;
-	uint64_t limit = sc->o->image_size > 0 ? (uint64_t)sc->o->image_size : 0;
-	/* Test builds: the first image counts this many MiB over the limit (the
-	 * kernel's miss, which a test cannot make happen on demand). */
-	const char *miss = hib_test_knob("HIBERNATE_TEST_IMAGE_MISS");
-	int r;
-
-	for (int tries = 0;; tries++) {
-		uint64_t seen;
-
-		r = create_image(c, in_suspend);
-		if (r < 0 || !*in_suspend || !limit)
-			return r;
-		seen = sc->stream_bytes;
-		if (miss && tries == 0)
-			seen = MAX(seen, limit + (strtoull(miss, NULL, 10) << 20));
-		if (seen <= limit)
-			return 0;
-		if (tries > 0 || suspend_image_size_lower(sc, seen) < 0)
-			break;
-		r = sc->snap->ops->free_image(sc->snap);
-		if (r < 0)
-			return log_err(r, "freeing the image over the limit failed: %m");
-		c->phase = SUSPEND_FROZEN;
-	}
-	return log_err(-E2BIG,
-		       "the image is %llu MiB, over the limit of %llu MiB: the kernel "
-		       "could not free enough memory; raise --image-size or close programs",
-		       (unsigned long long)(sc->stream_bytes >> 20),
-		       (unsigned long long)(limit >> 20));
-}
-
 /* The atomic copy. Returns twice: here, to write it out, and in the restored
  * system (HIB_SUSPEND_RESUMED). */
 static int hibernate_snapshot(struct cycle *c)
 {
 	struct suspend_ctx *sc = &c->sc;
 	int in_suspend = 0, r;
+	bool held = false;
 
-	r = create_image_within_limit(c, &in_suspend);
+	r = suspend_create_image(sc, &in_suspend, &held);
+	if (held)
+		c->phase = SUSPEND_SNAPSHOT;
 	if (r < 0)
 		return r;
 	if (!in_suspend) {
