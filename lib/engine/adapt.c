@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/adapt.h"
+#include "util/util.h"
 
 /* Codec runs to see before trusting its rate: a couple per worker. */
 #define ADAPT_MIN_RUNS(a) (2u * (a)->workers)
-#define ADAPT_MIN_FRACTION (1.0 / 32)
-/* Store raw only when the disk is clearly faster than the codec: the rates
- * are noisy (a throttled disk's burst, CPUs shared with the reader and the
- * writer, raw blocks still cost a copy and a checksum), and every raw block
- * is read again in full at resume.  Measured (make bench, TCG, 6.12): at
- * 150 and 500 MB/s the codec measured 120-225 MB/s against a disk of
- * 70-270 MB/s, and storing a third of the blocks raw made both the hibernate
- * and the resume slower than compressing them all, and the image 13% larger. */
-#define ADAPT_MARGIN 2.0
+/* A window's wait that counts: an eighth of it. */
+#define ADAPT_WAIT_SHARE 8u
+/* A window's least step, in 1/ADAPT_LEVELS.  A longer wait steps further:
+ * half the wait's share of the way, so that a codec far slower than the disk
+ * (zstd -19) is at the floor in 5 windows, and one near the disk's rate
+ * settles where they meet. */
+#define ADAPT_STEP 2u
 
 void adapt_init(struct hib_adapt *a, unsigned workers)
 {
@@ -25,32 +24,65 @@ void adapt_init(struct hib_adapt *a, unsigned workers)
 	atomic_init(&a->disk_bytes, 0);
 	atomic_init(&a->disk_ns, 0);
 	atomic_init(&a->raw_blocks, 0);
+	atomic_init(&a->level, ADAPT_LEVELS);
+	a->lowest = ADAPT_LEVELS;
 }
 
-/* The fraction from the rates (MB/s, all workers; seal 0 for a plain image). */
-static double fraction(const struct hib_adapt_rates *r)
+/* Does a raw byte save the write more than it costs the resume (adapt.h)?
+ * Rates in MB/s over all workers; seal 0 for a plain image. */
+static bool raw_pays(const struct hib_adapt_rates *r)
 {
 	double s = r->seal > 0 ? 1.0 / r->seal : 0; /* sealing, per byte */
 	double e = 1.0 / r->codec - r->saved * s;   /* compressing's extra, per byte */
-	double d = r->disk, k = r->saved, f;
 
-	if (k < 0.01)
-		return ADAPT_MIN_FRACTION; /* compression saves nothing here */
-	if (e <= 0 || e <= k * (1.0 / d + s) || d * e <= ADAPT_MARGIN)
-		return 1.0;
-	if (d * s >= 1.0)
-		return ADAPT_MIN_FRACTION; /* the seal alone is slower than the disk */
-	f = (1.0 - d * s) / (k + d * e);
-	return f < ADAPT_MIN_FRACTION ? ADAPT_MIN_FRACTION : f > 1.0 ? 1.0 : f;
+	return e > 0 && e > r->saved * (1.0 / r->disk + s);
+}
+
+static bool measured(struct hib_adapt *a, const struct hib_adapt_rates *r)
+{
+	return atomic_load(&a->codec_runs) >= ADAPT_MIN_RUNS(a) && r->codec > 0 && r->disk > 0;
+}
+
+/* The step for a wait of @wait_ns in @wall_ns: half the wait's share of
+ * @from levels, at least ADAPT_STEP, at most @room. */
+static unsigned step(unsigned from, unsigned room, uint64_t wait_ns, uint64_t wall_ns)
+{
+	unsigned far = (unsigned)((double)from * (double)wait_ns / (2.0 * (double)wall_ns));
+
+	return MIN(MAX(far, ADAPT_STEP), room);
+}
+
+void adapt_window(struct hib_adapt *a, uint64_t wall_ns, uint64_t codec_ns, uint64_t disk_ns)
+{
+	struct hib_adapt_rates r = adapt_rates(a);
+	unsigned level = atomic_load(&a->level);
+
+	if (!wall_ns || !measured(a, &r))
+		return;
+	if (disk_ns * ADAPT_WAIT_SHARE >= wall_ns)
+		level += step(ADAPT_LEVELS - level, ADAPT_LEVELS - level, disk_ns, wall_ns);
+	else if (codec_ns * ADAPT_WAIT_SHARE >= wall_ns && raw_pays(&r))
+		level -= step(level, level - 1, codec_ns, wall_ns);
+	atomic_store(&a->level, level);
+	a->lowest = MIN(a->lowest, level);
 }
 
 double adapt_fraction(struct hib_adapt *a)
 {
 	struct hib_adapt_rates r = adapt_rates(a);
 
-	if (atomic_load(&a->codec_runs) < ADAPT_MIN_RUNS(a) || r.codec <= 0 || r.disk <= 0)
+	if (!measured(a, &r))
 		return 1.0;
-	return fraction(&r);
+	if (r.saved < 0.01)
+		return 1.0 / ADAPT_LEVELS; /* compression saves nothing here */
+	if (!raw_pays(&r))
+		return 1.0;
+	return (double)atomic_load(&a->level) / ADAPT_LEVELS;
+}
+
+double adapt_lowest(const struct hib_adapt *a)
+{
+	return (double)a->lowest / ADAPT_LEVELS;
 }
 
 bool adapt_compress(struct hib_adapt *a, uint64_t seq)

@@ -4,35 +4,34 @@
  * stored raw, so that compression never makes a cycle slower than storing
  * everything raw.
  *
- * The model, from rates measured while writing: W workers compress C bytes a
- * second each, saving the fraction k of what they compress (k = 1 - 1/ratio);
- * the disk writes D bytes a second.  Compressing a fraction f of the blocks,
- * the stream moves at min(W·C / f, D / (1 - f·k)).  Below the f where the two
- * meet, more compression is free: the disk is the limit and every compressed
- * block saves disk time now and at resume.  Above it, each compressed block
- * costs codec time that the disk would not have needed, and it pays back at
- * resume (reading fewer bytes) only when W·C·k > D.  So:
+ * Who waits decides how many.  The writer tells, every ADAPT_WINDOW blocks,
+ * how long it waited in that window for encoded blocks (the codec is the
+ * limit: the disk could take more) and how long with its queue full (the
+ * disk is the limit).  The share f of the blocks compressed starts at 1 and
+ * steps down while the codec holds the writer back, up while the disk does
+ * (a wait under an eighth of the window is noise; a step is half the wait's
+ * share of the way, at least 1/16).  It settles where the two meet, which
+ * no rate measured under a throttled or shared disk finds as well: the
+ * disk's rate, measured as the time its writes were in flight, is their
+ * latency when the codec feeds it one block at a time (236 MB/s at a
+ * 500 MB/s throttle, where all-raw wrote 331).
  *
- *     f = 1                          when D <= W·C·k
- *     f = W·C / (D + W·C·k)          otherwise (where the two rates meet)
- *
- * with a floor of 1/32, so C and k stay measured, and f = 1 too unless the
- * disk is at least twice as fast as the codec (ADAPT_MARGIN: the rates are
- * noisy, and a wrong raw block costs twice, writing and reading).  Blocks are picked evenly
- * by their sequence number.  Until both rates are known, every block is
- * compressed.
+ * Storing raw must also pay for itself at resume, where every raw byte is
+ * read again.  From rates measured while writing (W workers compress C bytes
+ * a second each, saving the share k; the disk writes at least D a second):
+ * a raw byte saves the write 1/(W·C) and costs the resume k/D, so f stays 1
+ * unless 1/(W·C) > k/D.  D is a lower bound (the latency above), which only
+ * makes the test stricter.  Compression that saves nothing (k < 1%) goes to
+ * the floor at once.  The floor is 1/32, so that C and k stay measured.
+ * Blocks are picked evenly by their sequence number.  Until the rates are
+ * known, every block is compressed.
  *
  * An encrypted image seals every block, raw or not, at S bytes a second per
  * worker, over what is stored: a compressed block costs 1/C + (1-k)/S a
  * byte, a raw one 1/S.  Compressing then costs e = 1/C - k/S more per byte
- * (nothing, when e <= 0: the seal it spares pays for it), and, with
- * s = 1/(W·S):
- *
- *     f = 1                          when e/W <= k·(1/D + s), or D <= 2·W/e
- *     f = (1 - D·s) / (k + D·e/W)    otherwise (1/32 when D·s >= 1: the seal
- *                                    alone is slower than the disk)
- *
- * which is the model above when S is infinite (a plain image).  C is the
+ * (nothing, when e <= 0: the seal it spares pays for it, and f stays 1), and
+ * the resume pays the seal on raw bytes too: with s = 1/(W·S), raw pays when
+ * e/W > k·(1/D + s), which is the test above when S is infinite.  C is the
  * compressor's own time: the seal and the checksums, which a raw block pays
  * as well, are not part of it.
  */
@@ -49,7 +48,13 @@ struct hib_adapt {
 	atomic_uint_least64_t seal_bytes, seal_ns;
 	atomic_uint_least64_t disk_bytes, disk_ns;
 	atomic_uint_least64_t raw_blocks; /* blocks stored raw by choice */
+	atomic_uint level;                /* f, in 1/ADAPT_LEVELS */
+	unsigned lowest;                  /* the lowest level (the writer's) */
 };
+
+#define ADAPT_LEVELS 32u
+/* Blocks in a window of the writer's waits. */
+#define ADAPT_WINDOW 16u
 
 void adapt_init(struct hib_adapt *a, unsigned workers);
 /* Should block @seq go through the codec? */
@@ -61,6 +66,9 @@ void adapt_seal_done(struct hib_adapt *a, uint64_t bytes, uint64_t ns);
 /* The disk was busy writing @bytes for @ns (the writer, between the first
  * write queued and the last completed). */
 void adapt_disk_done(struct hib_adapt *a, uint64_t bytes, uint64_t ns);
+/* The writer's window of ADAPT_WINDOW blocks took @wall_ns, of which it
+ * waited @codec_ns for encoded blocks and @disk_ns with its queue full. */
+void adapt_window(struct hib_adapt *a, uint64_t wall_ns, uint64_t codec_ns, uint64_t disk_ns);
 /* The fraction of blocks compressed now, 0..1. */
 double adapt_fraction(struct hib_adapt *a);
 /* What it measured, in MB/s (0: not yet, or nothing sealed): all workers'
@@ -70,5 +78,7 @@ struct hib_adapt_rates {
 	double codec, seal, disk, saved;
 };
 struct hib_adapt_rates adapt_rates(struct hib_adapt *a);
+/* The lowest fraction the windows stepped down to, 0..1. */
+double adapt_lowest(const struct hib_adapt *a);
 
 #endif

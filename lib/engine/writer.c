@@ -84,6 +84,10 @@ struct writer {
 	int err;
 	uint64_t busy_since_ns; /* blocks in flight since then (0: none) */
 	uint64_t busy_bytes;    /* bytes completed since then */
+	/* Adaptive compression's window: blocks queued in it, when it began
+	 * (0: not yet), and the writer's waits then. */
+	unsigned win_blocks;
+	uint64_t win_start_ns, win_codec_ns, win_disk_ns;
 };
 
 /* The disk's rate for adaptive compression: bytes over the time blocks were
@@ -101,6 +105,26 @@ static void disk_rate(struct writer *w, uint64_t bytes)
 	adapt_disk_done(&w->sc->adapt, w->busy_bytes, now - w->busy_since_ns);
 	w->busy_bytes = 0;
 	w->busy_since_ns = w->count > 0 ? now : 0;
+}
+
+/* Every ADAPT_WINDOW blocks, tell adaptive compression who waited: the
+ * writer for the codec, or the writer for the disk. The first window holds
+ * the pipeline's start, and is not told. */
+static void adapt_window_end(struct writer *w)
+{
+	struct suspend_ctx *sc = w->sc;
+	uint64_t now;
+
+	if (!sc->adaptive || ++w->win_blocks < ADAPT_WINDOW)
+		return;
+	now = hib_now_ns();
+	if (w->win_start_ns)
+		adapt_window(&sc->adapt, now - w->win_start_ns, sc->wait_codec_ns - w->win_codec_ns,
+			     sc->wait_disk_ns - w->win_disk_ns);
+	w->win_blocks = 0;
+	w->win_start_ns = now;
+	w->win_codec_ns = sc->wait_codec_ns;
+	w->win_disk_ns = sc->wait_disk_ns;
 }
 
 static void write_done(uint64_t tag, int res, void *ud)
@@ -292,6 +316,7 @@ static void writer_run(struct suspend_ctx *sc)
 		r = queue_block(w, job);
 		if (r < 0)
 			goto out;
+		adapt_window_end(w);
 		r = hib_ioq_reap(sc->ioq, false);
 		if (r < 0)
 			goto out;
@@ -440,8 +465,10 @@ void suspend_write_log(struct suspend_ctx *sc, uint64_t write_ms)
 
 		log_info(
 			"adaptive compression: %llu of %u blocks stored raw; codec %.0f MB/s "
-			"saving %.0f%%, seal %.0f MB/s, disk %.0f MB/s: %.0f%% compressed at the end",
+			"saving %.0f%%, seal %.0f MB/s, disk %.0f MB/s: %.0f%% compressed at the end, "
+			"%.0f%% at the lowest",
 			(unsigned long long)atomic_load(&sc->adapt.raw_blocks), sc->nr_blocks,
-			r.codec, 100 * r.saved, r.seal, r.disk, 100.0 * adapt_fraction(&sc->adapt));
+			r.codec, 100 * r.saved, r.seal, r.disk, 100.0 * adapt_fraction(&sc->adapt),
+			100.0 * adapt_lowest(&sc->adapt));
 	}
 }
