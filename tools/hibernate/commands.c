@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The small commands: status, invalidate, offset, prepare-file and config.
+ * The small commands: status, invalidate, offset, prepare-file and config,
+ * and hibernate's own entry, which hands over to a cycle or a sleep.
  * Each resolves what it works on, asks the library, and prints the answer.
  */
 #include <errno.h>
@@ -261,4 +262,13 @@ int do_config(struct control *ctl)
 		return EXIT_FAILURE;
 	}
 	return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* The hibernate command: systemd's sleep operation (--systemd-sleep), or one
+ * cycle. */
+int do_hibernate(struct control *ctl)
+{
+	static const struct cycle_request plain = { 0 };
+
+	return ctl->sleep_op ? systemd_sleep(ctl) : hibernate_cycle(ctl, &plain);
 }

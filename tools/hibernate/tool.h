@@ -248,7 +248,9 @@ struct cycle_request {
  * resume (or a failure, or a cancel) the hooks' undoing. An exit code. */
 int hibernate_cycle(struct control *ctl, const struct cycle_request *req);
 
-/* The hooks of one run (cycle.c), started by hooks_start and undone by
+/* ---- hooks.c -------------------------------------------------------------- */
+
+/* The hooks of one run, started by hooks_start and undone by
  * hooks_end (_cleanup_): every post that matches a pre that ran. */
 struct hooks_run {
 	struct control *ctl;
@@ -267,7 +269,7 @@ void hooks_setup(struct control *ctl, struct hooks_run *h, const char *mode, con
 int hooks_start(struct hooks_run *h, const char *what);
 void hooks_end(struct hooks_run *h);
 
-/* ---- sleep.c -------------------------------------------------------------- */
+/* ---- slice.c -------------------------------------------------------------- */
 
 /* user.slice, frozen around a sleep as systemd-sleep 256+ does. */
 struct user_slice {
@@ -276,6 +278,9 @@ struct user_slice {
 };
 void user_slice_freeze(struct user_slice *u);
 void user_slice_thaw(struct user_slice *u);
+
+/* ---- sleep.c -------------------------------------------------------------- */
+
 /* Run as systemd-sleep would for ctl->sleep_op, with our cycle for the
  * hibernation; never the kernel's. An exit code. */
 int systemd_sleep(struct control *ctl);
