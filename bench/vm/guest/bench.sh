@@ -60,6 +60,15 @@ text) t_random=150 t_text=450 t_bins="" h_zero=0 h_struct=0 h_text=0 h_random=0 
 *) fatal "unknown bench.workload=$wl" ;;
 esac
 
+# tty_drain: let a mark's line leave the console before the step after it,
+# whose first kernel line the console would otherwise print into the middle
+# of it (a kernel-lzo run read "HIBTEST mark=hib[ 73.43] PM: hibernation:
+# hibernation entry", and had no start). Both sides wait the same 50 ms,
+# inside the time measured.
+tty_drain() {
+	sleep 0.05
+}
+
 meminfo() {
 	awk '/^(MemTotal|MemFree|Cached|Shmem|AnonPages|SwapTotal|SwapFree):/ { printf "%s%s=%d", sep, $1, $2 / 1024; sep = " " }
 		END { print "" }' /proc/meminfo | tr -d ':'
@@ -320,6 +329,7 @@ case $1 in
 	# lines (the report's phase split of boot 1).
 	echo "bench: mark hibernate" >/dev/kmsg
 	say mark hibernate
+	tty_drain
 	if [ "$side" = kernel ]; then
 		echo disk >/sys/power/state
 		# shellcheck disable=SC2320 # the write's status is the point
@@ -375,6 +385,7 @@ case $1 in
 	# The start of the resume step in this kernel's clock, beside its lines.
 	echo "bench: mark resume" >/dev/kmsg
 	say mark resume
+	tty_drain
 	if [ "$side" = kernel ] && [ "$wl" = encrypted ]; then
 		luks_unlock
 		echo "$luks_devno" >/sys/power/resume
