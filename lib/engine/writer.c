@@ -399,6 +399,27 @@ static int produce_stream(struct suspend_ctx *sc)
 	return 0;
 }
 
+/* Raw blocks take more of the area than compressed ones. Adaptive
+ * compression stores them only where the whole stream stored raw fits in the
+ * area's free pages (a page a block for its record's header, a map entry a
+ * page): then any mix fits, since no block takes more than raw. Else every
+ * block is compressed, as --no-adaptive would, and the image fits where a
+ * fixed codec's does. */
+static void adaptive_room(struct suspend_ctx *sc)
+{
+	uint64_t pages = DIV_ROUND_UP(sc->stream_bytes, HIB_PAGE_SIZE);
+	uint64_t need = pages + DIV_ROUND_UP(sc->stream_bytes, sc->ep.block_bytes);
+
+	need += DIV_ROUND_UP(need, HIB_MAP_ENTRIES) + 2;
+	if (!sc->adaptive || need <= sc->area_pages)
+		return;
+	sc->adaptive = false;
+	log_info("adaptive compression off: the area's %llu MiB free would not take the "
+		 "%llu MiB stream stored raw; every block compressed",
+		 (unsigned long long)(sc->area_pages * HIB_PAGE_SIZE >> 20),
+		 (unsigned long long)(need * HIB_PAGE_SIZE >> 20));
+}
+
 /* Run the stream through the codec workers to the writer thread; the chain of
  * the blocks' checksums into *@ret_xxh3. -ECANCELED: the cancel callback said so. */
 int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
@@ -409,6 +430,7 @@ int suspend_write_stream(struct suspend_ctx *sc, uint64_t *ret_xxh3)
 	int r;
 
 	hib_xxh3_reset(&sc->stream_st, sc->image_id);
+	adaptive_room(sc);
 	r = pipeline_start(sc->ep.pipe);
 	if (r < 0)
 		return log_err(r, "starting %u codec threads failed: %m", sc->ep.workers);

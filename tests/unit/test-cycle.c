@@ -141,6 +141,7 @@ static void test_cycle_sync_io(void **state)
 
 /* The log's "adaptive compression: N of M blocks stored raw" line, if any. */
 static unsigned adaptive_raw_blocks;
+static bool adaptive_off_for_room;
 static void catch_adaptive(enum hib_loglevel level, const char *msg, void *ud)
 {
 	unsigned n, m;
@@ -151,15 +152,21 @@ static void catch_adaptive(enum hib_loglevel level, const char *msg, void *ud)
 		fprintf(stderr, "LOG %s\n", msg);
 	if (sscanf(msg, "adaptive compression: %u of %u", &n, &m) == 2)
 		adaptive_raw_blocks = n;
+	if (strstr(msg, "adaptive compression off: the area's"))
+		adaptive_off_for_room = true;
 }
 
 /* One cycle with zstd at its slowest into a file (fast next to it): returns
  * the blocks stored raw by adaptive compression and the image's size. */
-static unsigned adaptive_cycle(bool no_adaptive, enum hib_io_mode io_mode, uint64_t *ret_stored)
+#define ADAPTIVE_STREAM_PAGES 2048
+#define ADAPTIVE_ROOMY (2 * ADAPTIVE_STREAM_PAGES + 64)
+
+static unsigned adaptive_cycle(bool no_adaptive, enum hib_io_mode io_mode, uint64_t swap_pages,
+			       uint64_t *ret_stored)
 {
 	/* In memory: a "disk" far faster than zstd -19. */
 	char path[] = "/dev/shm/hib-test-XXXXXX";
-	const uint64_t stream_pages = 2048, swap_pages = 2 * stream_pages + 64;
+	const uint64_t stream_pages = ADAPTIVE_STREAM_PAGES;
 	struct hib_fake_params fp = {
 		.seed = 9,
 		.stream_pages = stream_pages,
@@ -190,6 +197,7 @@ static unsigned adaptive_cycle(bool no_adaptive, enum hib_io_mode io_mode, uint6
 	o.io_mode = io_mode;
 	o.powerdown = HIB_POWERDOWN_NONE;
 	adaptive_raw_blocks = 0;
+	adaptive_off_for_room = false;
 	hib_set_log(catch_adaptive, NULL);
 	assert_int_equal(hib_target_open(path, 0, true, &t), 0);
 	assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
@@ -214,23 +222,33 @@ static unsigned adaptive_cycle(bool no_adaptive, enum hib_io_mode io_mode, uint6
 	return adaptive_raw_blocks;
 }
 
-static void adaptive_stores_raw_while_the_disk_waits(void **state)
+/* Adaptive compression tells a waiting disk by its io_uring queue. */
+static bool io_uring_available(void)
 {
 	struct io_uring ring;
+
+	if (io_uring_queue_init(4, &ring, 0) < 0) {
+		print_message(
+			"# skipped: io_uring unavailable here: adaptive compression is off\n");
+		return false;
+	}
+	io_uring_queue_exit(&ring);
+	return true;
+}
+
+static void adaptive_stores_raw_while_the_disk_waits(void **state)
+{
 	uint64_t adaptive_bytes, fixed_bytes;
 	unsigned raw;
 
 	(void)state;
-	/* Adaptive compression tells a waiting disk by its io_uring queue. */
-	if (io_uring_queue_init(4, &ring, 0) < 0) {
-		print_message("io_uring unavailable here: adaptive compression is off\n");
+	if (!io_uring_available())
 		skip();
-	}
-	io_uring_queue_exit(&ring);
-	raw = adaptive_cycle(false, HIB_IO_AUTO, &adaptive_bytes);
+	raw = adaptive_cycle(false, HIB_IO_AUTO, ADAPTIVE_ROOMY, &adaptive_bytes);
 	if (raw == 0)
 		fail_msg("zstd -19 into a file: no block was stored raw");
-	assert_int_equal(adaptive_cycle(true, HIB_IO_AUTO, &fixed_bytes), 0);
+	assert_false(adaptive_off_for_room);
+	assert_int_equal(adaptive_cycle(true, HIB_IO_AUTO, ADAPTIVE_ROOMY, &fixed_bytes), 0);
 	print_message("adaptive: %u of 128 blocks raw, %llu bytes; fixed: %llu bytes\n", raw,
 		      (unsigned long long)adaptive_bytes, (unsigned long long)fixed_bytes);
 	/* Raw blocks are larger: the image shows they were really stored raw. */
@@ -243,7 +261,23 @@ static void adaptive_off_with_sync_io(void **state)
 	uint64_t bytes;
 
 	(void)state;
-	assert_int_equal(adaptive_cycle(false, HIB_IO_SYNC, &bytes), 0);
+	assert_int_equal(adaptive_cycle(false, HIB_IO_SYNC, ADAPTIVE_ROOMY, &bytes), 0);
+}
+
+/* An area that takes the stream compressed (about 750 pages here) but not
+ * stored raw (2048 pages and a header page a block): adaptive compression
+ * stores nothing raw, says why, and the image is written where a fixed
+ * codec's is. Storing raw there filled the area and failed the cycle. */
+static void adaptive_keeps_to_the_area(void **state)
+{
+	uint64_t bytes;
+
+	(void)state;
+	if (!io_uring_available())
+		skip();
+	assert_int_equal(adaptive_cycle(false, HIB_IO_AUTO, 1500, &bytes), 0);
+	assert_true(adaptive_off_for_room);
+	assert_true(bytes < 1500 * 4096ull);
 }
 
 int main(void)
@@ -255,7 +289,7 @@ int main(void)
 		{ HIB_COMPRESS_LZ4, 2, 65, 0 }, /* one block and a page */
 	};
 	enum { N = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[2 * N + 2];
+	struct CMUnitTest tests[2 * N + 3];
 	size_t n = 0;
 
 	for (size_t i = 0; i < N; i++)
@@ -266,6 +300,7 @@ int main(void)
 									  (void *)&cases[i]);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(adaptive_stores_raw_while_the_disk_waits);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(adaptive_off_with_sync_io);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(adaptive_keeps_to_the_area);
 	quiet_logs();
 	return _cmocka_run_group_tests("tests", tests, n, NULL, NULL);
 }
