@@ -4,8 +4,8 @@
  * stored raw, so that compression never makes a cycle slower than storing
  * everything raw.
  *
- * Who waits decides how many.  The writer tells, every ADAPT_WINDOW blocks,
- * how long it waited in that window for encoded blocks (the codec is the
+ * Who waits decides how many.  The writer tells, every ADAPT_WINDOW blocks
+ * (or ADAPT_WINDOW_NS, for slow blocks), how long it waited in that window for encoded blocks (the codec is the
  * limit: the disk could take more) and how long with its queue full (the
  * disk is the limit).  The share f of the blocks compressed starts at 1 and
  * steps down while the codec holds the writer back, up while the disk does
@@ -57,8 +57,9 @@ struct hib_adapt {
 };
 
 #define ADAPT_LEVELS 32u
-/* Blocks in a window of the writer's waits. */
+/* Blocks in a window of the writer's waits, at most; and its longest time. */
 #define ADAPT_WINDOW 16u
+#define ADAPT_WINDOW_NS (100u * 1000000u)
 
 void adapt_init(struct hib_adapt *a, unsigned workers);
 /* Should block @seq go through the codec? */
