@@ -5,9 +5,9 @@
  * everything raw.
  *
  * Who waits decides how many.  The writer tells, every ADAPT_WINDOW blocks
- * (or ADAPT_WINDOW_NS, for slow blocks), how long it waited in that window for encoded blocks (the codec is the
- * limit: the disk could take more) and how long with its queue full (the
- * disk is the limit).  The share f of the blocks compressed starts at 1 and
+ * (or ADAPT_WINDOW_NS, for slow blocks), how long it waited in that window
+ * for encoded blocks (the codec is the limit: the disk could take more) and
+ * how long with its queue full (the disk is the limit).  The share f of the blocks compressed starts at 1 and
  * steps down while the codec holds the writer back, up while the disk does
  * (a wait under an eighth of the window is noise; a step is half the wait's
  * share of the way, at least 1/16).  It settles where the two meet, which
