@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "pipeline/pipeline.h"
 #include "util/util.h"
@@ -9,6 +11,8 @@ enum { JOB_FREE, JOB_FILLED, JOB_WORKING, JOB_DONE, JOB_CONSUMED, JOB_RELEASED }
 
 /* Workers only need a little stack; mlockall(MCL_FUTURE) would fault in the 8 MiB default. */
 #define WORKER_STACK (256u * 1024u)
+/* The workers' nice, over the producer's and the consumer's (pipeline.h). */
+#define WORKER_NICE 5
 
 struct worker_arg {
 	struct hib_pipeline *p;
@@ -106,6 +110,11 @@ static void *worker_main(void *arg)
 	struct hib_pipeline *p = a.p;
 	uint64_t work_ns = 0; /* this thread's alone: no lock, summed after the join */
 
+	/* This thread only (a nice is a thread's own on Linux); best effort. */
+	errno = 0;
+	int base = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0)
+		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), MIN(base + WORKER_NICE, 19));
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct hib_job *job = NULL;

@@ -18,6 +18,14 @@
  * callocs its TLS vector, which no pthreads program avoids, and the threads
  * cannot be made earlier: SNAPSHOT_FREEZE freezes every task but the caller,
  * our own other threads included.
+ * The workers run WORKER_NICE below the producer and the consumer: where
+ * the threads outnumber the CPUs (the reader, the writer and 2 workers on 2
+ * vCPUs), the threads that move the ring get the CPU when they can run, and
+ * the workers take what they leave; while the others wait, the workers lose
+ * nothing.  Measured (make bench's text cell on 6.1, TCG, 2 vCPUs, medians
+ * of 3 interleaved with the same binary without it): hibernate 12.6 s
+ * against 15.5 s unthrottled, 14.2 against 17.0 at 150 MB/s; the writer,
+ * starved before (on a CPU 4 s of a 9 s write), no longer holds the ring.
  * With zero workers, work runs inline inside pipeline_submit().
  * pipeline_abort() wakes everyone: blocked calls then return NULL.
  */

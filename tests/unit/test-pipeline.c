@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -526,6 +527,47 @@ static void work_time_is_cpu_time(void **state)
 	pipeline_free(p);
 }
 
+/* The worker's nice, into the job's output. */
+static int record_nice(struct hib_job *job, void *ctx)
+{
+	(void)ctx;
+	errno = 0;
+	*(int *)job->out = getpriority(PRIO_PROCESS, 0);
+	job->out_len = sizeof(int);
+	return errno;
+}
+
+/* The workers run below the producer and the consumer (pipeline.h), each
+ * thread alone: the caller's own nice stays as it was. */
+static void workers_run_below_the_ring(void **state)
+{
+	void *ctxp[2] = { NULL, NULL };
+	struct hib_pipeline *p = NULL;
+	int base;
+
+	(void)state;
+	errno = 0;
+	base = getpriority(PRIO_PROCESS, 0);
+	assert_int_equal(errno, 0);
+	assert_int_equal(pipeline_new(4, 2, 64, 64, record_nice, ctxp, &p), 0);
+	assert_int_equal(pipeline_start(p), 0);
+	for (unsigned i = 0; i < 8; i++) {
+		struct hib_job *job = pipeline_next_free(p);
+
+		assert_non_null(job);
+		job->in_len = 8;
+		pipeline_submit(p, job);
+		job = pipeline_next_done(p);
+		assert_non_null(job);
+		assert_int_equal(job->err, 0);
+		assert_int_equal(*(int *)job->out, base + 5 > 19 ? 19 : base + 5);
+		pipeline_release(p, job);
+	}
+	pipeline_stop(p);
+	pipeline_free(p);
+	assert_int_equal(getpriority(PRIO_PROCESS, 0), base);
+}
+
 #define NAMED(fn)                                                                                  \
 	{                                                                                          \
 		.name = #fn, .test_func = fn                                                       \
@@ -555,6 +597,7 @@ int main(void)
 		  .initial_state = (void *)2 },
 		NAMED(calls_after_abort_return_null),
 		NAMED(abort_mid_stream_stops_cleanly),
+		NAMED(workers_run_below_the_ring),
 		{ .name = "work_time_is_cpu_time_0_workers",
 		  .test_func = work_time_is_cpu_time,
 		  .initial_state = (void *)0 },
