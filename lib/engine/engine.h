@@ -87,4 +87,10 @@ void engine_test_cycle_stop_others(const struct hib_snapshot *snap);
  * area holds (@room). */
 uint64_t engine_image_wish(uint64_t kernel_pref, uint64_t used, uint64_t ram, uint64_t room);
 
+/* map.c: the area pages an image takes whose stream of @stream_pages is
+ * stored raw in blocks of @block_pages (every block's worst case), and its
+ * inverse: the longest stream, in pages, whose raw image fits @area pages. */
+uint64_t engine_raw_area_pages(uint64_t stream_pages, uint64_t block_pages);
+uint64_t engine_raw_stream_room(uint64_t area, uint64_t block_pages);
+
 #endif

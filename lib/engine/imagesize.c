@@ -49,19 +49,14 @@ uint64_t engine_image_wish(uint64_t kernel_pref, uint64_t used, uint64_t ram, ui
 	return need > kernel_pref ? need : 0;
 }
 
-/* The memory whose stream fits in the area's free pages: every block's record
- * may take a page more than its data (stored raw, framed), the map one entry
- * an extent, the header a page. */
+/* The memory whose stream fits in the area's free pages, however its blocks
+ * are stored (engine_raw_stream_room). */
 static uint64_t area_room_bytes(const struct suspend_ctx *sc)
 {
-	uint64_t block_pages =
-		MAX(sc->o->block_bytes ? sc->o->block_bytes : HIB_DEFAULT_BLOCK_BYTES,
-		    HIB_PAGE_SIZE) /
-		HIB_PAGE_SIZE;
-	uint64_t n = sc->area_pages,
-		 over = DIV_ROUND_UP(n, block_pages + 1) + n / HIB_MAP_ENTRIES + 2;
+	uint32_t block_bytes = sc->o->block_bytes ? sc->o->block_bytes : HIB_DEFAULT_BLOCK_BYTES;
+	uint64_t s = engine_raw_stream_room(sc->area_pages, block_bytes / HIB_PAGE_SIZE);
 
-	return n > over ? hib_snapshot_pref_pages(n - over) * HIB_PAGE_SIZE : 0;
+	return s ? hib_snapshot_pref_pages(s) * HIB_PAGE_SIZE : 0;
 }
 
 /* The wish, in bytes of memory, whose stream is at most @stream_bytes: the

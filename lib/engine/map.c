@@ -30,6 +30,34 @@ int suspend_alloc_page(struct suspend_ctx *sc, uint64_t *off)
 }
 
 /*
+ * The area pages an image takes whose stream of @stream_pages is stored raw
+ * in blocks of @block_pages: its pages, a page more a block (a record's
+ * header, and a sealed one's tag), a map page for every HIB_MAP_ENTRIES
+ * extents (an extent at least a page), the header's page and one more.  No
+ * block takes more than raw, so any mix of raw and compressed fits there.
+ */
+uint64_t engine_raw_area_pages(uint64_t stream_pages, uint64_t block_pages)
+{
+	uint64_t need = stream_pages + DIV_ROUND_UP(stream_pages, MAX(block_pages, 1));
+
+	return need + DIV_ROUND_UP(need, HIB_MAP_ENTRIES) + 2;
+}
+
+/* Its inverse: the longest stream, in pages, whose raw image fits in @area
+ * pages.  From an estimate a few pages off, to the exact one. */
+uint64_t engine_raw_stream_room(uint64_t area, uint64_t block_pages)
+{
+	double b = (double)MAX(block_pages, 1), m = (double)HIB_MAP_ENTRIES;
+	uint64_t s = area > 2 ? (uint64_t)((double)(area - 2) * b / (b + 1) * m / (m + 1)) : 0;
+
+	while (s > 0 && engine_raw_area_pages(s, block_pages) > area)
+		s--;
+	while (engine_raw_area_pages(s + 1, block_pages) <= area)
+		s++;
+	return engine_raw_area_pages(s, block_pages) <= area ? s : 0;
+}
+
+/*
  * Room in the extent map for every extent the image can have, so the writer
  * never grows it while the image is held. An extent holds at least a page:
  * there are at most as many as the pages the image takes, which are at most

@@ -405,16 +405,14 @@ static int produce_stream(struct suspend_ctx *sc)
 
 /* Raw blocks take more of the area than compressed ones. Adaptive
  * compression stores them only where the whole stream stored raw fits in the
- * area's free pages (a page a block for its record's header, a map entry a
- * page): then any mix fits, since no block takes more than raw. Else every
+ * area's free pages (engine_raw_area_pages): then any mix fits. Else every
  * block is compressed, as --no-adaptive would, and the image fits where a
  * fixed codec's does. */
 static void adaptive_room(struct suspend_ctx *sc)
 {
-	uint64_t pages = DIV_ROUND_UP(sc->stream_bytes, HIB_PAGE_SIZE);
-	uint64_t need = pages + DIV_ROUND_UP(sc->stream_bytes, sc->ep.block_bytes);
+	uint64_t need = engine_raw_area_pages(DIV_ROUND_UP(sc->stream_bytes, HIB_PAGE_SIZE),
+					      sc->ep.block_bytes / HIB_PAGE_SIZE);
 
-	need += DIV_ROUND_UP(need, HIB_MAP_ENTRIES) + 2;
 	if (!sc->adaptive || need <= sc->area_pages)
 		return;
 	sc->adaptive = false;

@@ -282,6 +282,28 @@ static void suspend_image_wish_only_just_over(void **state)
 	assert_int_equal(engine_image_wish(kern, 850 * mib, ram, kern), 0);
 }
 
+/* The area pages a stream takes stored raw (every block's worst case), and
+ * its inverse: the longest stream that fits an area, exactly. */
+static void raw_area_pages_and_room(void **state)
+{
+	(void)state;
+	/* 1000 pages in blocks of 32: 32 records' headers, 5 map pages of 254
+	 * extents, the header and one more. */
+	assert_int_equal(engine_raw_area_pages(1000, 32), 1000 + 32 + 5 + 2);
+	assert_int_equal(engine_raw_area_pages(0, 32), 2);
+	assert_int_equal(engine_raw_stream_room(1039, 32), 1000);
+	assert_int_equal(engine_raw_stream_room(2, 32), 0);
+	assert_int_equal(engine_raw_stream_room(0, 32), 0);
+	for (uint64_t area = 3; area < 200000; area = area * 5 / 4 + 1) {
+		for (uint64_t b = 1; b <= 256; b *= 4) {
+			uint64_t s = engine_raw_stream_room(area, b);
+
+			assert_true(engine_raw_area_pages(s, b) <= area);
+			assert_true(engine_raw_area_pages(s + 1, b) > area);
+		}
+	}
+}
+
 /* ---- hibernate fails midway -------------------------------------------- */
 
 /* After a failed hibernate: thawed, page 0 as it was, nothing to resume, and
@@ -1809,6 +1831,7 @@ int main(void)
 		NAMED(suspend_image_size_put_back_in_either_world),
 		NAMED(suspend_image_over_the_limit_made_again),
 		NAMED(suspend_image_wish_only_just_over),
+		NAMED(raw_area_pages_and_room),
 		NAMED(resume_discards_damaged_magic_or_signature),
 		NAMED(resume_leaves_unrecognised_signature_alone),
 		NAMED(resume_tail_of_other_version_is_eproto),
