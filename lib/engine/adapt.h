@@ -7,18 +7,19 @@
  * Who waits decides how many.  The writer tells, every ADAPT_WINDOW blocks
  * (or ADAPT_WINDOW_NS, for slow blocks), how long it waited in that window
  * for encoded blocks (the codec is the limit: the disk could take more) and
- * how long with its queue full (the disk is the limit).  The share f of the blocks compressed starts at 1 and
- * steps down while the codec holds the writer back, up while the disk does
- * (a wait under an eighth of the window is noise; a step is half the wait's
- * share of the way, at least 1/16).  It settles where the two meet, which
- * no rate measured under a throttled or shared disk finds as well: the
- * disk's rate, measured as the time its writes were in flight, is their
- * latency when the codec feeds it one block at a time (236 MB/s at a
- * 500 MB/s throttle, where all-raw wrote 331).  Measured (make bench, TCG,
- * 2 vCPUs): fits on 6.12 at 150 MB/s stored 54-62% of the blocks raw and
- * wrote in 3.6 s against 4.6-5.1 s with every block compressed, near the
- * disk's 3.3 s for its bytes; text on 6.1 unthrottled went to the floor and
- * hibernated in 10.7 s against 12.6 s (medians of 3).
+ * how long with its queue full (the disk is the limit).  The share f of the
+ * blocks compressed starts at 1 and steps down while the codec holds the
+ * writer back, up while the disk does (a wait under an eighth of the window
+ * is noise; a step is half the wait's share of the way, at least 1/16).  It
+ * settles where the two meet, which no rate measured under a throttled or
+ * shared disk finds as well: the disk's rate, measured as the time its
+ * writes were in flight, is their latency when the codec feeds it one block
+ * at a time (236 MB/s at a 500 MB/s throttle, where all-raw wrote 331).
+ * Measured (make bench, TCG, 2 vCPUs): fits on 6.12 at 150 MB/s stored
+ * 54-62% of the blocks raw and wrote in 3.6 s against 4.6-5.1 s with every
+ * block compressed, near the disk's 3.3 s for its bytes; text on 6.1
+ * unthrottled went to the floor and hibernated in 10.7 s against 12.6 s
+ * (medians of 3).
  *
  * Storing raw must also pay for itself at resume, where every raw byte is
  * read again.  From rates measured while writing (W workers compress C bytes

@@ -54,7 +54,7 @@ uint64_t engine_raw_stream_room(uint64_t area, uint64_t block_pages)
 		s--;
 	while (engine_raw_area_pages(s + 1, block_pages) <= area)
 		s++;
-	return engine_raw_area_pages(s, block_pages) <= area ? s : 0;
+	return s; /* fits, or 0: not even the header does */
 }
 
 /*
