@@ -815,7 +815,8 @@ disk_hash() {
 # VM_APPEND (extra cmdline for every boot of the scenario), VM_DRIVE_OPTS
 # (more -drive properties, e.g. "throttling.bps-write=20000000") and
 # VM_CONSOLE_IN (QEMU's stdin instead of /dev/null: see vm_console_open),
-# VM_FIRMWARE_BOOT=1 (no -kernel: the disk's boot loader; see below).
+# VM_FIRMWARE_BOOT=1 (no -kernel: the disk's boot loader; see below),
+# VM_PVH=0 (the series kernel as its bzImage, not its ELF: kernel_boot_elf).
 # Writes $VM_LOGDIR/bootN.log (the console), bootN.marks ("<host time>
 # key=value" for each HIBTEST line as it arrived) and bootN.times (host
 # times QEMU started and ended; also in $VM_BOOT_START and $VM_BOOT_END).  Returns 0 when QEMU exited by itself, 1 on timeout (then
@@ -831,10 +832,12 @@ vm_boot() {
 	# loader, whose command line the guest gets; hibtest.scenario and
 	# hibtest.boot then reach the guest as QEMU fw_cfg files
 	# (/sys/firmware/qemu_fw_cfg/by_name/opt/hibtest/{scenario,boot}/raw).
-	# The series kernel boots as its ELF (kernel_boot_elf); a scenario's own
-	# kernel (KERNEL_VMLINUZ set by the scenario) as the bzImage.
+	# The series kernel boots as its ELF (kernel_boot_elf), unless the
+	# scenario says VM_PVH=0; a scenario's own kernel (KERNEL_VMLINUZ set by
+	# the scenario) boots as the bzImage.
 	local kernel=$KERNEL_VMLINUZ
-	[[ -n ${KERNEL_ELF:-} && $KERNEL_VMLINUZ == "${KERNEL_ELF_OF:-}" ]] && kernel=$KERNEL_ELF
+	[[ ${VM_PVH:-1} == 1 && -n ${KERNEL_ELF:-} && $KERNEL_VMLINUZ == "${KERNEL_ELF_OF:-}" ]] &&
+		kernel=$KERNEL_ELF
 	local boot_args=(-kernel "$kernel" -initrd "$VM_INITRD" -append "$append")
 	if [[ ${VM_FIRMWARE_BOOT:-0} == 1 ]]; then
 		boot_args=(-boot c -fw_cfg "name=opt/hibtest/scenario,string=$SCENARIO"
