@@ -4,7 +4,9 @@
 #   - a background process counting seconds; it writes "PID COUNT" to
 #     /run/counter (tmpfs) every second, PID read by the process itself;
 #   - a random token in a shell variable of the scenario script;
-#   - a ~200 MB tmpfs file of random data, its sha256 kept in a variable.
+#   - a ~200 MB tmpfs file of random data, its MD5 kept in a variable (a
+#     check against accidents, not an adversary: busybox's md5sum takes 2/3
+#     of sha256sum's time under TCG, 2.4 s against 3.8 s for 100 MB).
 # workload_report prints them before hibernating; workload_after_resume
 # prints them again (hash recomputed) in the resumed world.
 
@@ -26,7 +28,7 @@ workload_start() {
 	token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	dd if=/dev/urandom of="$WORKLOAD_FILE" bs=1M count="$WORKLOAD_MB" 2>/dev/null ||
 		fatal "could not write $WORKLOAD_MB MB to $WORKLOAD_FILE"
-	hash=$(sha256sum "$WORKLOAD_FILE" | cut -d' ' -f1)
+	hash=$(md5sum "$WORKLOAD_FILE" | cut -d' ' -f1)
 	# Wait for the counter's first write.
 	while [ ! -f /run/counter ]; do usleep 20000; done
 }
@@ -64,7 +66,7 @@ workload_recheck() {
 	recheck_t0=$(uptime_ms)
 	say counter "$n"
 	say counter_pid "$pid"
-	now=$(sha256sum "$WORKLOAD_FILE" | cut -d' ' -f1)
+	now=$(md5sum "$WORKLOAD_FILE" | cut -d' ' -f1)
 	say hash "$now"
 	# The same process must still be ticking: it wrote later values (the
 	# hash above takes seconds under TCG, then 2 s more).
