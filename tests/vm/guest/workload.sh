@@ -13,6 +13,11 @@
 WORKLOAD_FILE=/run/workload.bin
 WORKLOAD_MB=${WORKLOAD_MB:-200}
 
+# workload_hash: the hash of the workload file, as workload_start took it.
+workload_hash() {
+	md5sum "$WORKLOAD_FILE" | cut -d' ' -f1
+}
+
 workload_start() {
 	(
 		# `read` is a shell builtin: /proc/self is this process.
@@ -28,7 +33,7 @@ workload_start() {
 	token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	dd if=/dev/urandom of="$WORKLOAD_FILE" bs=1M count="$WORKLOAD_MB" 2>/dev/null ||
 		fatal "could not write $WORKLOAD_MB MB to $WORKLOAD_FILE"
-	hash=$(md5sum "$WORKLOAD_FILE" | cut -d' ' -f1)
+	hash=$(workload_hash)
 	# Wait for the counter's first write.
 	while [ ! -f /run/counter ]; do usleep 20000; done
 }
@@ -66,7 +71,7 @@ workload_recheck() {
 	recheck_t0=$(uptime_ms)
 	say counter "$n"
 	say counter_pid "$pid"
-	now=$(md5sum "$WORKLOAD_FILE" | cut -d' ' -f1)
+	now=$(workload_hash)
 	say hash "$now"
 	# The same process must still be ticking: it wrote later values (the
 	# hash above takes seconds under TCG, then 2 s more).

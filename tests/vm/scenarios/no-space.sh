@@ -41,7 +41,7 @@ case $1 in
 	say counter_before "$n1"
 	say counter_after "$n2"
 	[ "$pid1" = "$pid2" ] && kill -0 "$pid1" 2>/dev/null && say counter_alive 1
-	say hash_after "$(sha256sum "$WORKLOAD_FILE" | cut -d' ' -f1)"
+	say hash_after "$(workload_hash)"
 	say signature "$(swap_signature /dev/vda1)"
 	say swap_used_after "$(swap_used_kib)"
 	fault_status
