@@ -1252,12 +1252,14 @@ check_workload_alive() {
 # log_between LOG FROM [TO]: the console lines after the line that ends in
 # "HIBTEST FROM" (exactly, e.g. mark=cancel: not mark=cancel_checks) up to,
 # not including, the next line holding "HIBTEST TO" (a prefix, e.g.
-# "quiet_rc="), or to the end; '\r' dropped.  The console of one step.
+# "quiet_rc="), or to the end; '\r' dropped.  The console of one step.  It
+# reads the log to its end: an awk that exited at TO left tr a closed pipe,
+# which pipefail made a failure (a bench report exited 141).
 log_between() {
 	tr -d '\r' <"$1" | awk -v from="HIBTEST $2" -v to="${3:+HIBTEST $3}" '
 		!on { if (length($0) >= length(from) &&
 			  substr($0, length($0) - length(from) + 1) == from) on = 1
 		      next }
-		to != "" && index($0, to) > 0 { exit }
-		{ print }'
+		to != "" && index($0, to) > 0 { off = 1 }
+		!off { print }'
 }
