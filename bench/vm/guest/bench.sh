@@ -71,7 +71,7 @@ tty_drain() {
 
 # copy_mib MIB DEST FILE...: the first MIB MiB of the FILEs, one after the
 # other, into DEST, in 1 MiB reads and writes.  (busybox head -c moved 13 MB/s
-# here under TCG, dd 170: a text run spent 50 s making its workload.)
+# here under TCG, dd 180: a text run spent 50 s making its workload.)
 copy_mib() {
 	mib=$1 dest=$2
 	shift 2
