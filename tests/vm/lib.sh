@@ -29,8 +29,9 @@ HIBVM_TEST_BINARY=${HIBERNATE_TEST_BINARY:-$HIBVM_REPO/build-static-test/hiberna
 HIBVM_TIMEOUT=${HIBERNATE_VM_TIMEOUT:-150}
 # Seconds to the first line of the test /init ("init_start"; about 5 s
 # under TCG for a series kernel booted as its ELF, 10 s as a bzImage).  A
-# kernel silent for longer hung in early boot (see vm_boot): it is stopped then, not at HIBVM_TIMEOUT.  0 = no such
-# limit (a boot with another init, e.g. debian-system's systemd).
+# kernel silent for longer hung in early boot (see vm_boot): it is stopped
+# then, not at HIBVM_TIMEOUT.  0 = no such limit (a boot with another init,
+# e.g. debian-system's systemd).
 HIBVM_INIT_TIMEOUT=${HIBERNATE_VM_INIT_TIMEOUT:-60}
 # Keep -m and the machine type identical between the boots of one scenario:
 # x86-64 compares the e820 map of the resuming kernel with the image's.
