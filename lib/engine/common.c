@@ -47,6 +47,15 @@ uint64_t engine_pipe_bytes(const struct hib_options *o, size_t in_bytes, size_t 
 	       (uint64_t)(in_bytes + out_bytes);
 }
 
+uint64_t engine_load_floor(const struct hib_options *o, const struct hib_header *h,
+			   uint64_t mem_total)
+{
+	size_t in = codec_record_bound(h->block_raw_bytes);
+	uint64_t reserve = MAX(mem_total / 100 * 6, HIB_LOAD_RESERVE_MIN);
+
+	return h->stream_bytes + engine_pipe_bytes(o, in, h->block_raw_bytes) + reserve;
+}
+
 int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
 		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret)
 {

@@ -45,6 +45,14 @@ void engine_pipe_free(struct engine_pipe *ep);
  * (the codec contexts not counted). */
 uint64_t engine_pipe_bytes(const struct hib_options *o, size_t in_bytes, size_t out_bytes);
 
+/* Kept free beside the load's own needs: 6% of MemTotal, at least this. */
+#define HIB_LOAD_RESERVE_MIN (64ull << 20)
+/* What must stay free while the image of @h is read ahead into memory (the
+ * preload, the load's read-ahead): the kernel's pages for the whole stream,
+ * the pipeline's buffers under @o, and the reserve out of @mem_total bytes. */
+uint64_t engine_load_floor(const struct hib_options *o, const struct hib_header *h,
+			   uint64_t mem_total);
+
 /* Block @i of the image from @ra at logical page *@lp into @rec (a record of
  * at most codec_record_bound(@block_bytes)): its header must be block @i,
  * starting at stream byte @stream_off, and lie inside the @map_pages data

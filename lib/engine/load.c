@@ -14,6 +14,7 @@
 #include "engine/preload.h"
 #include "engine/resume-priv.h"
 #include "storage/readahead.h"
+#include "storage/swaps.h"
 
 static int decode_work(struct hib_job *job, void *worker_ctx)
 {
@@ -29,9 +30,13 @@ static int decode_work(struct hib_job *job, void *worker_ctx)
 }
 
 /* Read-ahead in chunks of 1 MiB, 8 in flight: the device sees large
- * sequential reads while the workers decode. */
+ * sequential reads while the workers decode.  In the background, up to
+ * RESUME_RA_WINDOW_MAX ahead as the memory allows (ra_window): the kernel
+ * takes its pages for the whole image at the first data page, which holds the
+ * feeder 1-2 s under TCG, and the disk keeps reading meanwhile. */
 #define RESUME_RA_CHUNK_PAGES 256u
 #define RESUME_RA_DEPTH 8u
+#define RESUME_RA_WINDOW_MAX (256ull << 20)
 
 /* Fail the block the reader is at: the feeder reports it, in order. */
 static void reader_fail(struct resume_ctx *rc, struct hib_job *job, int r)
@@ -63,38 +68,20 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-static void reader_run(struct resume_ctx *rc)
+/* Blocks @pos on, read off @ra, to the pipeline in order; a failure is the
+ * block's, for the feeder to report. */
+static void reader_blocks(struct resume_ctx *rc, struct hib_readahead *ra,
+			  const struct engine_read_pos *pos)
 {
 	const struct hib_header *hdr = rc->img.hdr;
 	struct hib_pipeline *p = rc->ep.pipe;
-	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
-	struct engine_read_pos pos;
-	uint64_t lp, stream_off;
-	int r;
+	uint64_t lp = pos->lp, stream_off = pos->stream_off;
 
-	/* First what was read while the secret was awaited, then the disk. */
-	if (engine_preload_drain(rc->pre, p, &pos, &ra) < 0)
-		return;
-	lp = pos.lp;
-	stream_off = pos.stream_off;
-	if (pos.block == hdr->nr_blocks)
-		return;
-	r = ra ? 0 : reader_readahead(rc, lp, &ra);
-	if (r < 0) {
-		struct hib_job *job = pipeline_next_free(p);
-
-		log_err(r, "%s: setting up the reads failed: %m", hib_target_path(rc->t));
-		if (job)
-			reader_fail(rc, job, r);
-		return;
-	}
-	log_debug("reading with %s, %llu KiB ahead",
-		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
-		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10));
-	for (uint32_t i = pos.block; i < hdr->nr_blocks; i++) {
+	for (uint32_t i = pos->block; i < hdr->nr_blocks; i++) {
 		uint64_t t = hib_now_ns();
 		struct hib_job *job = pipeline_next_free(p);
 		uint64_t at = lp;
+		int r;
 
 		rc->read_slot_ns += hib_now_ns() - t;
 		if (!job)
@@ -118,7 +105,35 @@ static void reader_run(struct resume_ctx *rc)
 		stream_off += ((struct hib_block_hdr *)job->in)->raw_bytes;
 		pipeline_submit(p, job);
 	}
-	return;
+}
+
+static void reader_run(struct resume_ctx *rc)
+{
+	_cleanup_(hib_readahead_freep) struct hib_readahead *ra = NULL;
+	struct engine_read_pos pos;
+	int r;
+
+	/* First what was read while the secret was awaited, then the disk. */
+	if (engine_preload_drain(rc->pre, rc->ep.pipe, &pos, &ra) < 0)
+		return;
+	if (pos.block == rc->img.hdr->nr_blocks)
+		return;
+	r = ra ? 0 : reader_readahead(rc, pos.lp, &ra);
+	if (r < 0) {
+		struct hib_job *job = pipeline_next_free(rc->ep.pipe);
+
+		log_err(r, "%s: setting up the reads failed: %m", hib_target_path(rc->t));
+		if (job)
+			reader_fail(rc, job, r);
+		return;
+	}
+	if (hib_readahead_background(ra, rc->ra_window) < 0)
+		log_debug("no thread for the read-ahead: reading as the blocks are asked for");
+	log_debug("reading with %s, up to %llu KiB ahead",
+		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
+		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10));
+	reader_blocks(rc, ra, &pos);
+	rc->ra_peak_bytes = hib_readahead_peak_bytes(ra);
 }
 
 /*
@@ -249,6 +264,20 @@ static void forget_key(struct resume_ctx *rc)
 	rc->key = NULL;
 }
 
+/* The read-ahead's window in chunks: what MemAvailable holds above the load's
+ * floor (the preload's rule: the kernel's pages for the stream first), at most
+ * RESUME_RA_WINDOW_MAX. */
+static unsigned ra_window(const struct hib_options *o, const struct hib_header *h)
+{
+	const char *meminfo = hib_swap_env_get()->meminfo;
+	uint64_t total = hib_meminfo_kib(meminfo, "MemTotal") << 10;
+	uint64_t avail = hib_meminfo_kib(meminfo, "MemAvailable") << 10;
+	uint64_t floor = engine_load_floor(o, h, total);
+	uint64_t room = avail > floor ? MIN(avail - floor, RESUME_RA_WINDOW_MAX) : 0;
+
+	return (unsigned)(room / (RESUME_RA_CHUNK_PAGES * HIB_PAGE_SIZE));
+}
+
 int resume_load_stream(struct resume_ctx *rc, struct hib_snapshot *snap,
 		       const struct hib_options *o)
 {
@@ -270,6 +299,7 @@ int resume_load_stream(struct resume_ctx *rc, struct hib_snapshot *snap,
 	 * refused image from a failed load by it), and the bar shows at once. */
 	if (o->progress)
 		o->progress("load", 0, h->stream_bytes, o->progress_userdata);
+	rc->ra_window = ra_window(o, h);
 	rc->first_ns = hib_now_ns();
 	r = -pthread_create(&reader, NULL, reader_main, rc);
 	if (r < 0) {

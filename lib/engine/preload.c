@@ -62,11 +62,7 @@ static uint64_t kdf_bytes(const struct hib_header *h)
 uint64_t engine_preload_floor(const struct hib_options *o, const struct hib_header *h,
 			      uint64_t mem_total)
 {
-	size_t in = codec_record_bound(h->block_raw_bytes);
-	uint64_t reserve = MAX(mem_total / 100 * 6, HIB_PRELOAD_RESERVE_MIN);
-
-	return h->stream_bytes + engine_pipe_bytes(o, in, h->block_raw_bytes) +
-	       MIN(kdf_bytes(h), mem_total) + reserve;
+	return engine_load_floor(o, h, mem_total) + MIN(kdf_bytes(h), mem_total);
 }
 
 /* What the prompt is waiting for, as the log line says it. */

@@ -35,9 +35,6 @@ struct engine_read_pos {
 	uint64_t stream_off;
 };
 
-/* Kept free beside the load's own needs: 6% of MemTotal, at least this. */
-#define HIB_PRELOAD_RESERVE_MIN (64ull << 20)
-
 /*
  * Start reading the blocks of @img (encrypted) on @t, in order from the first,
  * on a thread of its own. *@ret is NULL, with the reason logged, when nothing
@@ -68,9 +65,9 @@ int engine_preload_drain(struct engine_preload *p, struct hib_pipeline *pipe,
  * resume that succeeds never pays for giving it back. NULL is fine. */
 void engine_preload_free(struct engine_preload *p);
 
-/* What must stay free while reading ahead for @h: the stream's pages, the
- * pipeline's buffers under @o, Argon2id's memory for the secret awaited (the
- * KDF runs while the image is read), and the reserve out of @mem_total bytes. */
+/* What must stay free while reading ahead for @h: the load's floor
+ * (engine_load_floor) and Argon2id's memory for the secret awaited (the KDF
+ * runs while the image is read), out of @mem_total bytes. */
 uint64_t engine_preload_floor(const struct hib_options *o, const struct hib_header *h,
 			      uint64_t mem_total);
 

@@ -27,6 +27,10 @@ struct resume_ctx {
 	 * workers and the feeder behind), reading a block off the read-ahead
 	 * (the disk behind, and the copy). */
 	uint64_t read_slot_ns, read_block_ns;
+	/* The read-ahead's window in chunks (set before the reader starts), and
+	 * the most it held at once (the reader's). */
+	unsigned ra_window;
+	uint64_t ra_peak_bytes;
 	/* CPU time (ns) of the reader's thread and of the feeder's. */
 	uint64_t read_cpu_ns, feed_cpu_ns;
 };

@@ -280,14 +280,15 @@ static void log_load_times(const struct resume_ctx *rc)
 {
 	log_info("after the secret: key derived in %llu ms, read-ahead stopped in %llu ms; load: "
 		 "first block in the kernel after %llu ms, waiting for decoded blocks %llu ms; "
-		 "the reader waited %llu ms for free slots and %llu ms reading blocks; CPU: "
-		 "the feeder %llu ms, the reader %llu ms",
+		 "the reader waited %llu ms for free slots and %llu ms reading blocks, "
+		 "%llu MiB read ahead at most; CPU: the feeder %llu ms, the reader %llu ms",
 		 (unsigned long long)(rc->kdf_ns / 1000000),
 		 (unsigned long long)(rc->stop_ns / 1000000),
 		 (unsigned long long)(rc->first_ns / 1000000),
 		 (unsigned long long)(rc->wait_ns / 1000000),
 		 (unsigned long long)(rc->read_slot_ns / 1000000),
 		 (unsigned long long)(rc->read_block_ns / 1000000),
+		 (unsigned long long)(rc->ra_peak_bytes >> 20),
 		 (unsigned long long)(rc->feed_cpu_ns / 1000000),
 		 (unsigned long long)(rc->read_cpu_ns / 1000000));
 }

@@ -10,8 +10,17 @@
  * for.  With pread (HIB_IO_SYNC, or no io_uring) a chunk is read when first
  * needed.
  *
- * One thread owns a readahead, as its queue (ioq.h); requests must not go
- * backwards (a page before the previous request's first page is gone).
+ * Read ahead only as the consumer asks, the reads stop whenever it does:
+ * while it waits on something else (the kernel taking the image's first pages
+ * at resume takes seconds), the device is idle.  In the background
+ * (hib_readahead_background) a thread of its own keeps reading, @depth chunks
+ * in flight, into a window of chunks whose buffers are taken as they are
+ * first read into; the consumer finds them read.
+ *
+ * One thread owns a readahead, as its queue (ioq.h): the consumer, or in the
+ * background the reading thread, which owns the queue while the consumer
+ * copies out.  Requests must not go backwards (a page before the previous
+ * request's first page is gone).
  */
 #ifndef HIB_READAHEAD_H
 #define HIB_READAHEAD_H
@@ -40,9 +49,20 @@ static inline void hib_readahead_freep(struct hib_readahead **ra)
  * Allocates nothing; what an earlier pass still reads is waited for. */
 int hib_readahead_start(struct hib_readahead *ra, const struct hib_extmap *m, uint64_t first,
 			uint64_t pages);
+/*
+ * The pass started goes on in the background, on a thread of its own, up to
+ * @window chunks ahead of the consumer (at least @depth); what was read ahead
+ * so far is kept.  One pass only: hib_readahead_start is -EBUSY after.  The
+ * thread's buffers are taken as it reads, so the caller bounds @window by the
+ * memory it may take.  -errno (the thread not made): it goes on as before.
+ */
+int hib_readahead_background(struct hib_readahead *ra, unsigned window);
 bool hib_readahead_is_uring(const struct hib_readahead *ra);
-/* Bytes of buffers it holds. */
+/* Bytes of buffers it holds, or may take in the background. */
 uint64_t hib_readahead_buffer_bytes(const struct hib_readahead *ra);
+/* In the background: the most bytes read and not yet copied out at once;
+ * 0 otherwise. */
+uint64_t hib_readahead_peak_bytes(struct hib_readahead *ra);
 
 /* Copy logical pages [@lp, @lp + @n) into @dst: -ERANGE outside the pass or
  * before the previous request, -errno when the read failed. */
