@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "storage/ioq.h"
 #include "storage/readahead.h"
@@ -14,7 +15,7 @@
 #define NO_CHUNK UINT64_MAX
 
 struct chunk {
-	uint8_t *buf;     /* NULL until first read into (slots past the first depth) */
+	uint8_t *buf;
 	unsigned pending; /* its reads in flight */
 	int err;          /* the first of them to fail */
 	/* In the background: the reading thread's, except ready (under bg.mu). */
@@ -28,6 +29,9 @@ struct hib_readahead {
 	struct hib_ioq *q; /* a read's tag is its chunk's slot */
 	unsigned chunk_pages, depth, nslots;
 	struct chunk *chunks; /* chunk k lives in slot k % nslots */
+	/* The background's buffers past the first depth, in one mapping. */
+	uint8_t *area;
+	size_t area_len;
 	/* The pass (hib_readahead_start). */
 	const struct hib_extmap *m;
 	uint64_t first, pages, nchunks;
@@ -104,8 +108,7 @@ static int wait_chunk(struct hib_readahead *ra, const struct chunk *c)
 	return 0;
 }
 
-/* Queue the reads of chunk @k into its slot, one per contiguous run; the
- * slot's buffer taken now if it has none (a failure is the chunk's). */
+/* Queue the reads of chunk @k into its slot, one per contiguous run. */
 static int issue(struct hib_readahead *ra, uint64_t k)
 {
 	unsigned slot = (unsigned)(k % ra->nslots);
@@ -119,13 +122,7 @@ static int issue(struct hib_readahead *ra, uint64_t k)
 	if (r < 0)
 		return r;
 	c->k = k;
-	/* Not cleared: a chunk's bytes are copied out only when its reads
-	 * filled them all. Under TCG the load is near the CPU's bound, and a
-	 * cleared 256 MiB window kept the CPUs busy 10.0-10.9 s of it against
-	 * 7.3-8.6 s uncleared (text, 6.12, 150 MB/s, 3 runs each). */
-	if (!c->buf)
-		c->buf = hib_alloc_pages_uncleared(chunk_bytes(ra));
-	c->err = c->buf ? 0 : -ENOMEM;
+	c->err = 0;
 	dst = c->buf;
 	while (left > 0 && !c->err) {
 		uint64_t off, run;
@@ -197,6 +194,11 @@ int hib_readahead_new(struct hib_target *t, unsigned chunk_pages, unsigned depth
 	return 0;
 }
 
+static bool in_area(const struct hib_readahead *ra, const uint8_t *buf)
+{
+	return ra->area && buf >= ra->area && buf < ra->area + ra->area_len;
+}
+
 /* The background thread's end: told to stop, and out of the queue. */
 static void bg_stop(struct hib_readahead *ra)
 {
@@ -220,7 +222,10 @@ void hib_readahead_free(struct hib_readahead *ra)
 	hib_ioq_free(ra->q); /* first: the kernel may still be writing into the buffers */
 	if (ra->chunks)
 		for (unsigned i = 0; i < ra->nslots; i++)
-			free(ra->chunks[i].buf);
+			if (!in_area(ra, ra->chunks[i].buf))
+				free(ra->chunks[i].buf);
+	if (ra->area)
+		munmap(ra->area, ra->area_len);
 	free(ra->chunks);
 	free(ra);
 }
@@ -303,15 +308,35 @@ static void *bg_main(void *arg)
 	return NULL;
 }
 
-/* The slots grown to @n: the chunks read ahead each at its new slot, marked
- * ready, the other buffers in slots left over, the rest taken when read into. */
+/*
+ * The slots grown to @n: the chunks read ahead each at its new slot, marked
+ * ready, the other buffers in slots left over, and the slots left after them
+ * in one anonymous mapping. Its pages are taken as reads first fill them and
+ * never cleared (a chunk is copied out only when its reads filled it), and
+ * it goes back in one munmap(): each call interrupts the other CPUs running
+ * the process, the feeder's among them (architecture.md, the preload).
+ */
 static int grow_slots(struct hib_readahead *ra, unsigned n)
 {
-	struct chunk *s = calloc(n, sizeof(*s));
+	struct chunk *s;
+	size_t len = (size_t)(n - ra->nslots) * chunk_bytes(ra);
+	uint8_t *area = NULL, *next;
 	unsigned j = 0;
 
-	if (!s)
+	if (len) {
+		void *a = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (a == MAP_FAILED)
+			return -errno;
+		area = a;
+	}
+	s = calloc(n, sizeof(*s));
+	if (!s) {
+		if (area)
+			munmap(area, len);
 		return -ENOMEM;
+	}
 	for (unsigned i = 0; i < n; i++)
 		s[i].ready = NO_CHUNK;
 	for (uint64_t k = ra->low; k < ra->next_issue; k++) {
@@ -324,13 +349,21 @@ static int grow_slots(struct hib_readahead *ra, unsigned n)
 	for (unsigned i = 0; i < ra->nslots; i++) {
 		if (!ra->chunks[i].buf)
 			continue;
-		while (s[j].buf || s[j].ready != NO_CHUNK)
+		while (s[j].buf)
 			j++;
 		s[j].buf = ra->chunks[i].buf;
 	}
+	next = area;
+	for (unsigned i = 0; i < n; i++)
+		if (!s[i].buf) {
+			s[i].buf = next;
+			next += chunk_bytes(ra);
+		}
 	free(ra->chunks);
 	ra->chunks = s;
 	ra->nslots = n;
+	ra->area = area;
+	ra->area_len = len;
 	return 0;
 }
 

@@ -148,21 +148,15 @@ int hib_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-void *hib_alloc_pages_uncleared(size_t bytes)
+void *hib_alloc_pages(size_t bytes)
 {
 	void *p = NULL;
 
-	if (posix_memalign(&p, 4096, bytes ? bytes : 4096) != 0)
+	if (bytes == 0)
+		bytes = 4096;
+	if (posix_memalign(&p, 4096, bytes) != 0)
 		return NULL;
-	return p;
-}
-
-void *hib_alloc_pages(size_t bytes)
-{
-	void *p = hib_alloc_pages_uncleared(bytes);
-
-	if (p)
-		memset(p, 0, bytes ? bytes : 4096);
+	memset(p, 0, bytes);
 	return p;
 }
 

@@ -143,9 +143,6 @@ int hib_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 
 /* Page-aligned, zeroed allocation (for O_DIRECT). NULL on failure. */
 void *hib_alloc_pages(size_t bytes);
-/* The same, not cleared: for a buffer whose bytes are read only after a read
- * filled them. Its pages are taken as they are first written. */
-void *hib_alloc_pages_uncleared(size_t bytes);
 
 /* Random 64-bit value from getrandom(); falls back to time and pid. */
 uint64_t hib_random_u64(void);

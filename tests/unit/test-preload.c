@@ -13,7 +13,10 @@
  *    ahead, the log says why (or says nothing: a plain image awaits nothing);
  *  - the records' memory given back in one munmap() call when the preload is
  *    freed, not during the load: each call interrupts the other CPUs running
- *    the process (munmap is this test's own, counting, below).
+ *    the process (munmap is this test's own, counting, below); the load's
+ *    read-ahead window likewise;
+ *  - the load's read-ahead window bounded by the same rule: MemAvailable
+ *    above the kernel's pages for the stream, the pipeline and a reserve.
  * The memory figures come from a meminfo file of the test's (hib_swap_env).
  */
 #include <dirent.h>
@@ -379,34 +382,87 @@ static void wrong_passphrase_ends_as_without(void **state)
 	}
 }
 
-/* A whole image read ahead costs the resume one munmap() call more than none
- * read ahead: its records are kept through the load (a restore that succeeds
- * ends this process, so the call is never made then) and given back at once
- * when the preload is freed. */
-static void records_given_back_at_once(void **state)
+/* Memory read ahead goes back in one munmap() call, not chunk by chunk nor
+ * record by record: each interrupts the other CPUs running the process. The
+ * preload's records (the whole image read ahead; a restore that succeeds
+ * ends this process, so the call is never made then) and the load's window
+ * (no preload, memory to spare) each cost the resume one call more than a
+ * load whose read-ahead keeps to its first buffers (no memory to spare). */
+static void read_ahead_given_back_at_once(void **state)
 {
 	struct fx *f = *state;
-	int calls[2];
+	int calls[3];
 
-	for (int off = 0; off <= 1; off++) {
+	for (int run = 0; run < 3; run++) {
 		struct asker a = { .answers = { PASSPHRASE }, .n = 1 };
 		struct hib_stats st = { 0 };
 		bool complete = false;
 		int before;
 
 		hibernate(f, true);
+		set_meminfo(f, 4ull << 30, run == 2 ? 60ull << 20 : 3ull << 30);
 		before = __atomic_load_n(&munmap_calls, __ATOMIC_RELAXED);
-		assert_int_equal(resume(f, &a, off, &st, &complete), HIB_RESUME_RESTORED);
+		assert_int_equal(resume(f, &a, run > 0, &st, &complete), HIB_RESUME_RESTORED);
 		assert_true(complete);
-		calls[off] = __atomic_load_n(&munmap_calls, __ATOMIC_RELAXED) - before;
-		if (!off) {
+		calls[run] = __atomic_load_n(&munmap_calls, __ATOMIC_RELAXED) - before;
+		if (run == 0) {
 			assert_null(strstr(logged, "reading with")); /* all read ahead */
 			assert_true(st.blocks >= 24);
 		}
 	}
 	if (getenv("HIB_TEST_VERBOSE"))
-		fprintf(stderr, "munmap() calls: %d read ahead, %d not\n", calls[0], calls[1]);
-	assert_int_equal(calls[0] - calls[1], 1);
+		fprintf(stderr, "munmap() calls: %d preloaded, %d window, %d neither\n", calls[0],
+			calls[1], calls[2]);
+	assert_int_equal(calls[0] - calls[2], 1);
+	assert_int_equal(calls[1] - calls[2], 1);
+}
+
+/* The load's read-ahead of a plain image goes as far ahead as MemAvailable
+ * holds above the load's floor (the kernel's pages for the stream, the
+ * pipeline, the reserve), at most 256 MiB, at least its first 8 MiB; and
+ * holds no more than that. */
+static void load_window_follows_the_memory(void **state)
+{
+	struct fx *f = *state;
+	struct hib_header h = { .block_raw_bytes = BLOCK_BYTES };
+	struct hib_options o;
+	uint64_t total = 4ull << 30, floor;
+	static const struct {
+		int64_t above; /* MemAvailable above the floor */
+		const char *says;
+	} cases[] = {
+		{ -(1ll << 20), "up to 8192 KiB ahead" },
+		/* meminfo is in KiB: a few above the chunk's boundary and below the next. */
+		{ (20ll << 20) + (4 << 10), "up to 20480 KiB ahead" },
+		{ (21ll << 20) - (4 << 10), "up to 20480 KiB ahead" },
+		{ 2ll << 30, "up to 262144 KiB ahead" },
+	};
+
+	hib_options_init(&o);
+	o.threads = THREADS;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct asker a = { .n = 0 };
+		struct hib_stats st = { 0 };
+		bool complete = false;
+		const char *most;
+		unsigned long long mib = 0;
+
+		hibernate(f, false);
+		h.stream_bytes = f->stream_bytes;
+		floor = engine_load_floor(&o, &h, total);
+		set_meminfo(f, total, (uint64_t)((int64_t)floor + cases[i].above));
+		assert_int_equal(resume(f, &a, false, &st, &complete), HIB_RESUME_RESTORED);
+		assert_true(complete);
+		if (!strstr(log_line("reading with"), cases[i].says))
+			fail_msg("MemAvailable %lld bytes above the floor: \"%s\", wanted \"%s\"",
+				 (long long)cases[i].above, log_line("reading with"), cases[i].says);
+		most = strstr(logged, " MiB read ahead at most");
+		assert_non_null(most);
+		while (most > logged && most[-1] >= '0' && most[-1] <= '9')
+			most--;
+		mib = strtoull(most, NULL, 10);
+		assert_true(mib <= 256 && mib <= (f->stream_bytes >> 20) + 1);
+	}
 }
 
 static void plain_image_awaits_nothing(void **state)
@@ -433,7 +489,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bound_smaller_than_the_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_memory_reads_nothing_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(wrong_passphrase_ends_as_without, setup, teardown),
-		cmocka_unit_test_setup_teardown(records_given_back_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(read_ahead_given_back_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(load_window_follows_the_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(plain_image_awaits_nothing, setup, teardown),
 	};
 
