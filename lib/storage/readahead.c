@@ -43,7 +43,7 @@ struct hib_readahead {
 	 * next_issue, each slot's ready, peak and the thread's end. */
 	struct {
 		bool on, stop, ended;
-		int err;      /* why it ended before the pass did */
+		int err;       /* why it ended before the pass did */
 		unsigned busy; /* slots with reads in flight (the thread's) */
 		uint64_t peak; /* most chunks read and not yet consumed */
 		pthread_t thread;

@@ -330,14 +330,10 @@ int main(void)
 {
 	enum { N_FIXED = 9, N_B = sizeof(bounds_cases) / sizeof(bounds_cases[0]) };
 	static const struct CMUnitTest fixed[N_FIXED] = {
-		NAMED(contiguous_pages_merge),
-		NAMED(gaps_and_backward_pages_start_extents),
-		NAMED(bad_adds_refused),
-		NAMED(lookup_before_index_or_beyond_end),
-		NAMED(lookups_match_reference),
-		NAMED(pages_needed_for_map),
-		NAMED(bounds_check_every_extent),
-		NAMED(logical_io_across_extents),
+		NAMED(contiguous_pages_merge),    NAMED(gaps_and_backward_pages_start_extents),
+		NAMED(bad_adds_refused),          NAMED(lookup_before_index_or_beyond_end),
+		NAMED(lookups_match_reference),   NAMED(pages_needed_for_map),
+		NAMED(bounds_check_every_extent), NAMED(logical_io_across_extents),
 		NAMED(reserved_map_never_grows),
 	};
 	struct CMUnitTest tests[N_FIXED + N_B];

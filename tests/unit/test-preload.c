@@ -455,7 +455,8 @@ static void load_window_follows_the_memory(void **state)
 		assert_true(complete);
 		if (!strstr(log_line("reading with"), cases[i].says))
 			fail_msg("MemAvailable %lld bytes above the floor: \"%s\", wanted \"%s\"",
-				 (long long)cases[i].above, log_line("reading with"), cases[i].says);
+				 (long long)cases[i].above, log_line("reading with"),
+				 cases[i].says);
 		most = strstr(logged, " MiB read ahead at most");
 		assert_non_null(most);
 		while (most > logged && most[-1] >= '0' && most[-1] <= '9')

@@ -233,6 +233,23 @@ static void ra_copy_all(struct hib_readahead *ra, uint64_t from, uint64_t to)
 	free(buf);
 }
 
+/* One pass over @f: @handover pages read in the foreground, then the rest
+ * in the background @window chunks ahead, each page checked. */
+static void background_pass(struct ra_fixture *f, enum hib_io_mode mode, unsigned chunk,
+			    unsigned depth, unsigned window, uint64_t handover)
+{
+	struct hib_readahead *ra = NULL;
+
+	assert_int_equal(hib_readahead_new(f->t, chunk, depth, mode, &ra), 0);
+	assert_int_equal(hib_readahead_start(ra, &f->m, 0, f->n), 0);
+	ra_copy_all(ra, 0, handover);
+	assert_int_equal(hib_readahead_background(ra, window), 0);
+	assert_int_equal(hib_readahead_buffer_bytes(ra), (uint64_t)MAX(window, depth) * chunk * P);
+	ra_copy_all(ra, handover, f->n);
+	assert_true(hib_readahead_peak_bytes(ra) <= hib_readahead_buffer_bytes(ra));
+	hib_readahead_free(ra);
+}
+
 /* In the background every page comes back as in the foreground: windows
  * smaller and larger than the pass, chunks that do and do not divide the
  * runs, handed over at the start and after reads in the foreground (chunks
@@ -248,30 +265,9 @@ static void readahead_background_reads_what_the_map_says(void **state)
 	(void)state;
 	ra_setup(&f);
 	for (int mode = HIB_IO_AUTO; mode <= HIB_IO_SYNC; mode++)
-		for (size_t c = 0; c < 3; c++)
-			for (size_t d = 0; d < 3; d++)
-				for (size_t w = 0; w < 3; w++)
-					for (size_t h = 0; h < 3; h++) {
-						struct hib_readahead *ra = NULL;
-
-						assert_int_equal(hib_readahead_new(f.t, chunks[c],
-										   depths[d],
-										   (enum hib_io_mode)mode,
-										   &ra),
-								 0);
-						assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n),
-								 0);
-						ra_copy_all(ra, 0, handover[h]);
-						assert_int_equal(
-							hib_readahead_background(ra, windows[w]), 0);
-						assert_int_equal(hib_readahead_buffer_bytes(ra),
-								 (uint64_t)MAX(windows[w], depths[d]) *
-									 chunks[c] * P);
-						ra_copy_all(ra, handover[h], f.n);
-						assert_true(hib_readahead_peak_bytes(ra) <=
-							    hib_readahead_buffer_bytes(ra));
-						hib_readahead_free(ra);
-					}
+		for (unsigned i = 0; i < 3 * 3 * 3 * 3; i++)
+			background_pass(&f, (enum hib_io_mode)mode, chunks[i % 3],
+					depths[i / 3 % 3], windows[i / 9 % 3], handover[i / 27]);
 	ra_teardown(&f);
 }
 
