@@ -11,6 +11,14 @@
  * (zstd -19) is at the floor in 5 windows, and one near the disk's rate
  * settles where they meet. */
 #define ADAPT_STEP 2u
+/* A window in which the disk waited for the codec less than this share of
+ * it, and the writer for the disk less than ADAPT_WAIT_SHARE's, steps up by
+ * ADAPT_DRIFT: the codec kept up, so it may take more (a smaller image, and
+ * less to read at resume).  A wait up to ADAPT_WAIT_SHARE's would let it
+ * climb past where codec and disk meet, into a write the codec holds back by
+ * up to an eighth. */
+#define ADAPT_QUIET_SHARE 64u
+#define ADAPT_DRIFT 1u
 
 void adapt_init(struct hib_adapt *a, unsigned workers)
 {
@@ -63,6 +71,8 @@ void adapt_window(struct hib_adapt *a, uint64_t wall_ns, uint64_t codec_ns, uint
 		level += step(ADAPT_LEVELS - level, ADAPT_LEVELS - level, disk_ns, wall_ns);
 	else if (codec_ns * ADAPT_WAIT_SHARE >= wall_ns && raw_pays(&r))
 		level -= step(level, level - 1, codec_ns, wall_ns);
+	else if (codec_ns * ADAPT_QUIET_SHARE < wall_ns)
+		level = MIN(level + ADAPT_DRIFT, ADAPT_LEVELS);
 	atomic_store(&a->level, level);
 	a->lowest = MIN(a->lowest, level);
 }

@@ -57,9 +57,10 @@ struct suspend_ctx {
 	bool pref_set;                   /* a PREF_IMAGE_SIZE of ours is in force */
 	/* Who waited on whom (ns), each counted by the one thread it names:
 	 * the reader for a free slot (the writer and disk behind), the writer
-	 * for the next encoded block (the codec behind) and for its writes (the
-	 * queue full: the disk behind, then the last ones drained). */
-	uint64_t wait_slot_ns, wait_codec_ns, wait_disk_ns, drain_ns;
+	 * for the next encoded block (wait_idle_ns: the part with no write in
+	 * flight and the block at the codec) and for its writes (the queue
+	 * full: the disk behind, then the last ones drained). */
+	uint64_t wait_slot_ns, wait_codec_ns, wait_idle_ns, wait_disk_ns, drain_ns;
 	uint64_t codec_polls; /* the writer's 200 us reaps while it waited for the codec */
 	uint64_t read_cpu_ns, write_cpu_ns; /* CPU time of the reader's thread, the writer's */
 };

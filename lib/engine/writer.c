@@ -87,7 +87,7 @@ struct writer {
 	/* Adaptive compression's window: blocks queued in it, when it began
 	 * (0: not yet), and the writer's waits then. */
 	unsigned win_blocks;
-	uint64_t win_start_ns, win_codec_ns, win_disk_ns;
+	uint64_t win_start_ns, win_idle_ns, win_disk_ns;
 };
 
 /* The disk's rate for adaptive compression: bytes over the time blocks were
@@ -108,9 +108,13 @@ static void disk_rate(struct writer *w, uint64_t bytes)
 }
 
 /* Every ADAPT_WINDOW blocks, or ADAPT_WINDOW_NS if that comes first, tell
- * adaptive compression who waited: the writer for the codec, or the writer
- * for the disk. Slow blocks end windows by the time (zstd -19 under TCG
- * makes 0.1 MiB/s: 16 blocks would be 40 s, and the floor 5 windows away).
+ * adaptive compression who waited: the disk for the codec (the writer waited
+ * for an encoded block with no write in flight, the block submitted to the
+ * codec), or the writer for the disk.  Not counted: a wait while writes are
+ * in flight (the disk was busy: storing raw would only queue more behind
+ * it), nor one for the reader (raw blocks would come no sooner).  Slow
+ * blocks end windows by the time (zstd -19 under TCG makes 0.1 MiB/s: 16
+ * blocks would be 40 s, and the floor 5 windows away).
  * The first window holds the pipeline's start, and is not told. */
 static void adapt_window_end(struct writer *w)
 {
@@ -123,11 +127,11 @@ static void adapt_window_end(struct writer *w)
 	if (++w->win_blocks < ADAPT_WINDOW && now - w->win_start_ns < ADAPT_WINDOW_NS)
 		return;
 	if (w->win_start_ns)
-		adapt_window(&sc->adapt, now - w->win_start_ns, sc->wait_codec_ns - w->win_codec_ns,
+		adapt_window(&sc->adapt, now - w->win_start_ns, sc->wait_idle_ns - w->win_idle_ns,
 			     sc->wait_disk_ns - w->win_disk_ns);
 	w->win_blocks = 0;
 	w->win_start_ns = now;
-	w->win_codec_ns = sc->wait_codec_ns;
+	w->win_idle_ns = sc->wait_idle_ns;
 	w->win_disk_ns = sc->wait_disk_ns;
 }
 
@@ -252,6 +256,20 @@ static int queue_block(struct writer *w, struct hib_job *job)
 	return 0;
 }
 
+/* The writer waited from @since for @job, the disk idle from @idle (0: its
+ * writes in flight all along).  The codec held the disk back only while both
+ * the disk was idle and the block was the codec's: before its submit_ns it
+ * was the reader's, still reading it out of /dev/snapshot. */
+static void codec_waited(struct suspend_ctx *sc, const struct hib_job *job, uint64_t since,
+			 uint64_t idle)
+{
+	uint64_t now = hib_now_ns();
+
+	sc->wait_codec_ns += now - since;
+	if (idle && job)
+		sc->wait_idle_ns += now - MIN(now, MAX(idle, job->submit_ns));
+}
+
 static void writer_run(struct suspend_ctx *sc);
 
 /* The writer's thread: writer_run, its CPU time kept for the write's log line. */
@@ -293,7 +311,7 @@ static void writer_run(struct suspend_ctx *sc)
 		/* Waiting for the codec with writes in flight: keep reaping, so
 		 * the disk's busy time ends when its writes do (adaptive only:
 		 * it is what measures the disk). */
-		uint64_t t = hib_now_ns();
+		uint64_t t = hib_now_ns(), idle;
 
 		while (sc->adaptive && w->count > 0 && !w->err && !pipeline_done_ready(p)) {
 			sc->codec_polls++;
@@ -302,8 +320,9 @@ static void writer_run(struct suspend_ctx *sc)
 				goto out;
 			retire(w, false);
 		}
+		idle = w->count == 0 ? hib_now_ns() : 0;
 		job = pipeline_next_done(p);
-		sc->wait_codec_ns += hib_now_ns() - t;
+		codec_waited(sc, job, t, idle);
 		if (!job)
 			break; /* aborted by the reader */
 		if (job->err) {
@@ -473,17 +492,19 @@ void suspend_write_log(struct suspend_ctx *sc, uint64_t write_ms)
 		 (unsigned long long)(pipeline_work_ns(sc->ep.pipe) / 1000000),
 		 MAX(sc->ep.workers, 1u), (unsigned long long)sc->alloc_pages,
 		 (unsigned long long)(sc->alloc_ns / 1000000));
-	log_info("write: the reader waited %llu ms for free slots; the writer waited %llu ms for "
-		 "encoded blocks (%llu polls of its writes), %llu ms for its writes with the queue "
-		 "full and %llu ms for the last ones; CPU: the reader %llu ms, the writer %llu ms; "
-		 "checksums by xxHash's %s build",
-		 (unsigned long long)(sc->wait_slot_ns / 1000000),
-		 (unsigned long long)(sc->wait_codec_ns / 1000000),
-		 (unsigned long long)sc->codec_polls,
-		 (unsigned long long)(sc->wait_disk_ns / 1000000),
-		 (unsigned long long)(sc->drain_ns / 1000000),
-		 (unsigned long long)(sc->read_cpu_ns / 1000000),
-		 (unsigned long long)(sc->write_cpu_ns / 1000000), hib_xxh3_impl());
+	log_info(
+		"write: the reader waited %llu ms for free slots; the writer waited %llu ms for "
+		"encoded blocks (%llu ms of it the codec's with the disk idle; %llu polls of its "
+		"writes), %llu ms for its writes with the queue full and %llu ms for the last "
+		"ones; CPU: the reader %llu ms, the writer %llu ms; checksums by xxHash's %s build",
+		(unsigned long long)(sc->wait_slot_ns / 1000000),
+		(unsigned long long)(sc->wait_codec_ns / 1000000),
+		(unsigned long long)(sc->wait_idle_ns / 1000000),
+		(unsigned long long)sc->codec_polls,
+		(unsigned long long)(sc->wait_disk_ns / 1000000),
+		(unsigned long long)(sc->drain_ns / 1000000),
+		(unsigned long long)(sc->read_cpu_ns / 1000000),
+		(unsigned long long)(sc->write_cpu_ns / 1000000), hib_xxh3_impl());
 	if (sc->adaptive) {
 		struct hib_adapt_rates r = adapt_rates(&sc->adapt);
 

@@ -191,6 +191,7 @@ struct hib_job *pipeline_next_free(struct hib_pipeline *p)
 
 void pipeline_submit(struct hib_pipeline *p, struct hib_job *job)
 {
+	job->submit_ns = hib_now_ns();
 	if (p->started == 0) {
 		if (!job->err) {
 			uint64_t t0 = hib_thread_cpu_ns();

@@ -44,8 +44,9 @@ struct hib_job {
 	size_t in_len;
 	void *out;
 	size_t out_len;
-	uint64_t user;  /* free for the producer (e.g. stream offset) */
-	uint32_t flags; /* free for the producer; 0 from pipeline_next_free */
+	uint64_t user;      /* free for the producer (e.g. stream offset) */
+	uint32_t flags;     /* free for the producer; 0 from pipeline_next_free */
+	uint64_t submit_ns; /* when pipeline_submit took it (hib_now_ns) */
 	int err;
 	int state;    /* private */
 	void *own_in; /* private: the slot's own input buffer */
