@@ -11,7 +11,8 @@
 
 #include "engine/suspend-priv.h"
 
-int suspend_alloc_page(struct suspend_ctx *sc, uint64_t *off)
+/* The target's next page, snap_mu held. */
+static int target_page(struct suspend_ctx *sc, uint64_t *off)
 {
 	uint64_t t0 = hib_now_ns();
 
@@ -27,6 +28,70 @@ int suspend_alloc_page(struct suspend_ctx *sc, uint64_t *off)
 		}
 		sched_yield();
 	}
+}
+
+static bool pool_take(struct suspend_pool *p, uint64_t *off)
+{
+	bool got;
+
+	pthread_mutex_lock(&p->mu);
+	got = p->n > 0;
+	if (got) {
+		*off = p->off[p->head];
+		p->head = (p->head + 1) % SUSPEND_POOL_PAGES;
+		p->n--;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return got;
+}
+
+/* The pool's pages are older than any the target hands out after them: a
+ * page is taken from the target only with the pool empty under snap_mu,
+ * which its fillers hold, so the image's pages keep the target's order. */
+int suspend_alloc_page(struct suspend_ctx *sc, uint64_t *off)
+{
+	int r = 0;
+
+	if (pool_take(&sc->pool, off))
+		return 0;
+	pthread_mutex_lock(&sc->snap_mu);
+	if (!pool_take(&sc->pool, off))
+		r = target_page(sc, off);
+	pthread_mutex_unlock(&sc->snap_mu);
+	return r;
+}
+
+int suspend_pool_new(struct suspend_ctx *sc)
+{
+	sc->pool.off = calloc(SUSPEND_POOL_PAGES, sizeof(*sc->pool.off));
+	return sc->pool.off ? 0 : -ENOMEM;
+}
+
+void suspend_pool_free(struct suspend_ctx *sc)
+{
+	free(sc->pool.off);
+	sc->pool.off = NULL;
+}
+
+/* Past the tail, which the writer's takes do not move, then published. */
+void suspend_pool_fill(struct suspend_ctx *sc, unsigned pages)
+{
+	struct suspend_pool *p = &sc->pool;
+	unsigned tail, want, k = 0;
+
+	if (!p->off || p->dry)
+		return;
+	pthread_mutex_lock(&p->mu);
+	tail = (p->head + p->n) % SUSPEND_POOL_PAGES;
+	want = MIN(pages, SUSPEND_POOL_PAGES - p->n);
+	pthread_mutex_unlock(&p->mu);
+	while (k < want && target_page(sc, &p->off[(tail + k) % SUSPEND_POOL_PAGES]) == 0)
+		k++;
+	p->dry = k < want;
+	p->taken += k;
+	pthread_mutex_lock(&p->mu);
+	p->n += k;
+	pthread_mutex_unlock(&p->mu);
 }
 
 /*

@@ -76,7 +76,11 @@ int hib_suspend(struct hib_target *t, struct hib_snapshot *snap, const struct hi
 		hibernate_write,   hibernate_seal,   hibernate_power_down,
 	};
 	struct cycle c = {
-		.sc = { .t = t, .snap = snap, .o = o, .snap_mu = PTHREAD_MUTEX_INITIALIZER },
+		.sc = { .t = t,
+			.snap = snap,
+			.o = o,
+			.snap_mu = PTHREAD_MUTEX_INITIALIZER,
+			.pool = { .mu = PTHREAD_MUTEX_INITIALIZER } },
 		.block_bytes = o->block_bytes ? o->block_bytes : HIB_DEFAULT_BLOCK_BYTES,
 	};
 	int r = 0;
@@ -178,6 +182,9 @@ static int prepare_buffers(struct cycle *c)
 	r = frozen_bufs_new(sc);
 	if (r < 0)
 		return r;
+	r = suspend_pool_new(sc);
+	if (r < 0)
+		return log_err(r, "allocating the pool of pages taken ahead failed: %m");
 	/* Adaptive needs worker threads (inline, the codec is the reader) and
 	 * asynchronous writes (a synchronous write hides the disk's rate). */
 	sc->adaptive = !o->no_adaptive && o->codec != HIB_COMPRESS_NONE && sc->ep.workers > 0 &&
@@ -564,6 +571,7 @@ static void hibernate_unwind(struct cycle *c, int r)
 		munlockall();
 	hib_ioq_free(sc->ioq);
 	free(sc->writer);
+	suspend_pool_free(sc);
 	crypt_key_free(sc->key);
 	engine_pipe_free(&sc->ep);
 	frozen_bufs_free(sc);

@@ -219,9 +219,7 @@ static int queue_block(struct writer *w, struct hib_job *job)
 	struct inflight *f = &w->q[slot];
 	int r;
 
-	pthread_mutex_lock(&sc->snap_mu);
 	r = alloc_block_pages(sc, pages);
-	pthread_mutex_unlock(&sc->snap_mu);
 	if (r < 0)
 		return r;
 	r = extmap_index(&sc->map);
@@ -358,6 +356,24 @@ out:
 	}
 }
 
+/* The ring full: take the writer's pages from the target meanwhile, a
+ * batch at a time, until a slot is free or the pool full (or dry). */
+#define POOL_BATCH 64u
+static void take_pages_ahead(struct suspend_ctx *sc)
+{
+	struct hib_pipeline *p = sc->ep.pipe;
+	uint64_t taken;
+
+	do {
+		taken = sc->pool.taken;
+		if (pipeline_free_ready(p))
+			return;
+		pthread_mutex_lock(&sc->snap_mu);
+		suspend_pool_fill(sc, POOL_BATCH);
+		pthread_mutex_unlock(&sc->snap_mu);
+	} while (sc->pool.taken > taken);
+}
+
 /* Read the whole stream into the pipeline. */
 static int produce_stream(struct suspend_ctx *sc)
 {
@@ -366,6 +382,7 @@ static int produce_stream(struct suspend_ctx *sc)
 	bool end = false;
 
 	while (!end) {
+		take_pages_ahead(sc);
 		uint64_t t = hib_now_ns();
 		struct hib_job *job = pipeline_next_free(p);
 		uint8_t *buf;
@@ -485,13 +502,13 @@ void suspend_write_log(struct suspend_ctx *sc, uint64_t write_ms)
 	 * readv()): the reader feeds everything else, so it is a floor for the phase. */
 	log_info("image written: %llu MiB stream in %llu MiB on disk, %zu extents, %llu ms "
 		 "(reading /dev/snapshot: %llu ms; codec: %llu ms of CPU over %u threads; "
-		 "allocating %llu pages: %llu ms)",
+		 "allocating %llu pages: %llu ms, %llu of them by the reader while it waited)",
 		 (unsigned long long)(sc->stream_bytes >> 20),
 		 (unsigned long long)((sc->stored_pages * HIB_PAGE_SIZE) >> 20), sc->map.n,
 		 (unsigned long long)write_ms, (unsigned long long)(sc->snap_ns / 1000000),
 		 (unsigned long long)(pipeline_work_ns(sc->ep.pipe) / 1000000),
 		 MAX(sc->ep.workers, 1u), (unsigned long long)sc->alloc_pages,
-		 (unsigned long long)(sc->alloc_ns / 1000000));
+		 (unsigned long long)(sc->alloc_ns / 1000000), (unsigned long long)sc->pool.taken);
 	log_info(
 		"write: the reader waited %llu ms for free slots; the writer waited %llu ms for "
 		"encoded blocks (%llu ms of it the codec's with the disk idle; %llu polls of its "

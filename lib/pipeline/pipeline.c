@@ -189,6 +189,16 @@ struct hib_job *pipeline_next_free(struct hib_pipeline *p)
 	return job;
 }
 
+bool pipeline_free_ready(struct hib_pipeline *p)
+{
+	bool ready;
+
+	pthread_mutex_lock(&p->mu);
+	ready = p->aborted || p->next_free - p->next_done < p->slots;
+	pthread_mutex_unlock(&p->mu);
+	return ready;
+}
+
 void pipeline_submit(struct hib_pipeline *p, struct hib_job *job)
 {
 	job->submit_ns = hib_now_ns();

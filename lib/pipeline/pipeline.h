@@ -62,6 +62,8 @@ int pipeline_new(unsigned slots, unsigned workers, size_t in_bytes, size_t out_b
 int pipeline_start(struct hib_pipeline *p);
 /* Producer: the next free job in order; NULL when aborted. */
 struct hib_job *pipeline_next_free(struct hib_pipeline *p);
+/* Producer: would pipeline_next_free() return at once? */
+bool pipeline_free_ready(struct hib_pipeline *p);
 void pipeline_submit(struct hib_pipeline *p, struct hib_job *job);
 /* Consumer: the next finished job in order; NULL when aborted. */
 struct hib_job *pipeline_next_done(struct hib_pipeline *p);

@@ -1349,6 +1349,91 @@ static void suspend_verify_then_resume(void **state)
 	unlink(path);
 }
 
+static char written_msg[512];
+
+static void keep_written_msg(enum hib_loglevel l, const char *m, void *u)
+{
+	(void)l, (void)u;
+	if (strstr(m, "image written:"))
+		snprintf(written_msg, sizeof(written_msg), "%s", m);
+}
+
+/* The extents of @pages taken in order from the fake's area past the header
+ * page (page 1), where every @frag-th page is not usable (0: all are). */
+static uint64_t extents_in_order(uint64_t pages, uint32_t frag)
+{
+	uint64_t p = 2, prev = 0, n = 0;
+
+	for (uint64_t i = 0; i < pages; i++, p++) {
+		while (frag && p % frag == 0)
+			p++;
+		n += p != prev + 1;
+		prev = p;
+	}
+	return n;
+}
+
+/*
+ * While the ring is full, the reader takes the writer's pages from the area
+ * ahead (map.c's pool).  A codec slower than the reader (zstd at level 9 on
+ * 2 workers) keeps it full: pages are taken so, and they keep the area's
+ * order: the image's extents are those of its pages taken one by one, on an
+ * unfragmented area (one) and on a fragmented one, and it resumes whole.
+ */
+static void pages_taken_ahead_keep_the_order(void **state)
+{
+	static const uint32_t frags[] = { 0, 7 };
+
+	(void)state;
+	for (unsigned i = 0; i < ARRAY_SIZE(frags); i++) {
+		struct hib_fake_params fp = fake_params(SEED + 27, 6000, 14000, frags[i]);
+		unsigned long long alloc = 0, ms = 0, ahead = 0;
+		uint64_t data;
+		char path[PATH_MAX];
+		struct hib_options o;
+		struct hib_stats st;
+		struct hib_target *t = NULL;
+		struct hib_snapshot *snap = NULL;
+		enum hib_suspend_outcome outcome = 0;
+		struct resume_result res;
+		const char *at;
+		int r;
+
+		new_swap(path, "ahead", fp.swap_pages);
+		hib_options_init(&o);
+		o.powerdown = HIB_POWERDOWN_NONE;
+		o.threads = 2;
+		o.codec = HIB_COMPRESS_ZSTD;
+		o.codec_level = 9;
+		o.no_adaptive = true;
+		written_msg[0] = 0;
+		hib_set_log(keep_written_msg, NULL);
+		assert_int_equal(hib_target_open(path, 0, true, &t), 0);
+		assert_int_equal(hib_snapshot_fake_new(&fp, HIB_SNAP_HIBERNATE, &snap), 0);
+		r = hib_suspend(t, snap, &o, &outcome, &st);
+		assert_int_equal(cycle_result(r, outcome), HIB_SUSPEND_WRITTEN);
+		hib_snapshot_close(snap);
+		hib_target_close(t);
+		hib_set_log(NULL, NULL);
+		print_message("%s\n", written_msg);
+		at = strstr(written_msg, "allocating ");
+		assert_non_null(at);
+		assert_int_equal(
+			sscanf(at, "allocating %llu pages: %llu ms, %llu of them by the reader",
+			       &alloc, &ms, &ahead),
+			3);
+		assert_true(ahead > 0 && ahead <= alloc);
+		/* stored_bytes counts the header page and the map's too. */
+		data = st.stored_bytes / TEST_PAGE - 1 -
+		       (st.extents + HIB_MAP_ENTRIES - 1) / HIB_MAP_ENTRIES;
+		assert_int_equal(st.extents, extents_in_order(data, frags[i]));
+		res = resume_image(path, &fp, 2);
+		assert_int_equal(res.r, HIB_RESUME_RESTORED);
+		assert_true(res.complete);
+		unlink(path);
+	}
+}
+
 /* Suspend to both, and RAM survived: the image on disk must go. */
 static void suspend_to_both_woken_from_ram_discards_image(void **state)
 {
@@ -1865,6 +1950,7 @@ int main(void)
 		  .initial_state = (void *)4 },
 		NAMED(suspend_cancel_never_fires),
 		NAMED(suspend_verify_then_resume),
+		NAMED(pages_taken_ahead_keep_the_order),
 		NAMED(suspend_to_both_woken_from_ram_discards_image),
 		NAMED(suspend_test_mode_leaves_valid_image),
 		{ .name = "cycle_on_loop_device",
