@@ -7,6 +7,8 @@
 #ifndef HIB_ENGINE_RESUME_PRIV_H
 #define HIB_ENGINE_RESUME_PRIV_H
 
+#include <pthread.h>
+
 #include "engine/engine.h"
 
 struct engine_preload;
@@ -31,6 +33,10 @@ struct resume_ctx {
 	 * the most it held at once (the reader's). */
 	unsigned ra_window;
 	uint64_t ra_peak_bytes;
+	/* The reader's read-ahead while it reads, for the feeder to widen when
+	 * the kernel has taken its pages (under ra_mu). */
+	pthread_mutex_t ra_mu;
+	struct hib_readahead *ra;
 	/* CPU time (ns) of the reader's thread and of the feeder's. */
 	uint64_t read_cpu_ns, feed_cpu_ns;
 };

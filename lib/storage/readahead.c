@@ -43,9 +43,10 @@ struct hib_readahead {
 	 * next_issue, each slot's ready, peak and the thread's end. */
 	struct {
 		bool on, stop, ended;
-		int err;       /* why it ended before the pass did */
-		unsigned busy; /* slots with reads in flight (the thread's) */
-		uint64_t peak; /* most chunks read and not yet consumed */
+		int err;        /* why it ended before the pass did */
+		unsigned busy;  /* slots with reads in flight (the thread's) */
+		unsigned ahead; /* chunks it reads ahead now, up to nslots */
+		uint64_t peak;  /* most chunks read and not yet consumed */
 		pthread_t thread;
 		pthread_mutex_t mu;
 		pthread_cond_t cv;
@@ -256,7 +257,7 @@ int hib_readahead_start(struct hib_readahead *ra, const struct hib_extmap *m, ui
  * depth chunks in flight). Under bg.mu. */
 static bool bg_may_issue(const struct hib_readahead *ra)
 {
-	return ra->next_issue < ra->nchunks && ra->next_issue < ra->low + ra->nslots &&
+	return ra->next_issue < ra->nchunks && ra->next_issue < ra->low + ra->bg.ahead &&
 	       ra->bg.busy < ra->depth;
 }
 
@@ -367,7 +368,7 @@ static int grow_slots(struct hib_readahead *ra, unsigned n)
 	return 0;
 }
 
-int hib_readahead_background(struct hib_readahead *ra, unsigned window)
+int hib_readahead_background(struct hib_readahead *ra, unsigned window, unsigned ahead)
 {
 	int r;
 
@@ -378,6 +379,7 @@ int hib_readahead_background(struct hib_readahead *ra, unsigned window)
 		r = grow_slots(ra, MAX(window, ra->depth));
 	if (r < 0)
 		return r;
+	ra->bg.ahead = MIN(MAX(ahead, ra->depth), ra->nslots);
 	pthread_mutex_init(&ra->bg.mu, NULL);
 	pthread_cond_init(&ra->bg.cv, NULL);
 	ra->bg.on = true;
@@ -388,6 +390,16 @@ int hib_readahead_background(struct hib_readahead *ra, unsigned window)
 		ra->bg.on = false;
 	}
 	return r;
+}
+
+void hib_readahead_widen(struct hib_readahead *ra)
+{
+	if (!ra->bg.on)
+		return;
+	pthread_mutex_lock(&ra->bg.mu);
+	ra->bg.ahead = ra->nslots;
+	pthread_cond_broadcast(&ra->bg.cv);
+	pthread_mutex_unlock(&ra->bg.mu);
 }
 
 bool hib_readahead_is_uring(const struct hib_readahead *ra)

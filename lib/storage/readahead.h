@@ -51,12 +51,17 @@ int hib_readahead_start(struct hib_readahead *ra, const struct hib_extmap *m, ui
 			uint64_t pages);
 /*
  * The pass started goes on in the background, on a thread of its own, up to
- * @window chunks ahead of the consumer (at least @depth); what was read ahead
- * so far is kept.  One pass only: hib_readahead_start is -EBUSY after.  The
- * thread's buffers are taken as it reads, so the caller bounds @window by the
- * memory it may take.  -errno (the thread not made): it goes on as before.
+ * @ahead chunks ahead of the consumer (at least @depth, at most @window) until
+ * hib_readahead_widen, then @window; what was read ahead so far is kept.  One
+ * pass only: hib_readahead_start is -EBUSY after.  The thread's buffers are
+ * taken as it reads, so the caller bounds @window by the memory it may take,
+ * and @ahead by the memory it may take now.  -errno (the thread not made): it
+ * goes on as before.
  */
-int hib_readahead_background(struct hib_readahead *ra, unsigned window);
+int hib_readahead_background(struct hib_readahead *ra, unsigned window, unsigned ahead);
+/* In the background: read on up to the whole window from now.  Any thread,
+ * while @ra is not freed; nothing otherwise. */
+void hib_readahead_widen(struct hib_readahead *ra);
 bool hib_readahead_is_uring(const struct hib_readahead *ra);
 /* Bytes of buffers it holds, or may take in the background. */
 uint64_t hib_readahead_buffer_bytes(const struct hib_readahead *ra);

@@ -228,7 +228,7 @@ static void readahead_reports_a_map_past_the_device(void **state)
 					 0);
 			assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n + 4), 0);
 			if (bg)
-				assert_int_equal(hib_readahead_background(ra, 20), 0);
+				assert_int_equal(hib_readahead_background(ra, 20, 20), 0);
 			ra_copy_all(ra, bg ? 0 : f.n - 1, f.n);
 			assert_int_equal(hib_readahead_copy(ra, f.n + 1, buf, 1), -ERANGE);
 			hib_readahead_free(ra);
@@ -247,7 +247,7 @@ static void background_pass(struct ra_fixture *f, enum hib_io_mode mode, unsigne
 	assert_int_equal(hib_readahead_new(f->t, chunk, depth, mode, &ra), 0);
 	assert_int_equal(hib_readahead_start(ra, &f->m, 0, f->n), 0);
 	ra_copy_all(ra, 0, handover);
-	assert_int_equal(hib_readahead_background(ra, window), 0);
+	assert_int_equal(hib_readahead_background(ra, window, window), 0);
 	assert_int_equal(hib_readahead_buffer_bytes(ra), (uint64_t)MAX(window, depth) * chunk * P);
 	ra_copy_all(ra, handover, f->n);
 	assert_true(hib_readahead_peak_bytes(ra) <= hib_readahead_buffer_bytes(ra));
@@ -299,7 +299,7 @@ static void readahead_background_reads_while_the_consumer_waits(void **state)
 		ra_setup(&f);
 		assert_int_equal(hib_readahead_new(f.t, 4, 2, (enum hib_io_mode)mode, &ra), 0);
 		assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n), 0);
-		assert_int_equal(hib_readahead_background(ra, 10), 0);
+		assert_int_equal(hib_readahead_background(ra, 10, 10), 0);
 		assert_int_equal(hib_readahead_copy(ra, 0, buf, 1), 0);
 		ra_expect(buf, 0, 1);
 		wait_peak(ra, 10 * 4 * P); /* chunks 0..9: pages 0..39 */
@@ -314,6 +314,38 @@ static void readahead_background_reads_while_the_consumer_waits(void **state)
 			memcpy(&got, buf, sizeof(got));
 			assert_int_not_equal(got, 40);
 		}
+		hib_readahead_free(ra);
+		ra_teardown(&f);
+	}
+	free(buf);
+}
+
+/* Held to @ahead chunks until widened: the thread fills 2 chunks past the
+ * consumer's and stops there (checked again 50 ms later); widened, it fills
+ * the window of 10.  Widening a read-ahead in the foreground does nothing. */
+static void readahead_background_widens(void **state)
+{
+	uint8_t *buf = hib_alloc_pages(P);
+
+	(void)state;
+	assert_non_null(buf);
+	for (int mode = HIB_IO_AUTO; mode <= HIB_IO_SYNC; mode++) {
+		struct ra_fixture f;
+		struct hib_readahead *ra = NULL;
+
+		ra_setup(&f);
+		assert_int_equal(hib_readahead_new(f.t, 4, 2, (enum hib_io_mode)mode, &ra), 0);
+		assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n), 0);
+		hib_readahead_widen(ra);
+		assert_int_equal(hib_readahead_background(ra, 10, 2), 0);
+		assert_int_equal(hib_readahead_copy(ra, 0, buf, 1), 0);
+		ra_expect(buf, 0, 1);
+		wait_peak(ra, 2 * 4 * P);
+		usleep(50 * 1000);
+		assert_int_equal(hib_readahead_peak_bytes(ra), 2 * 4 * P);
+		hib_readahead_widen(ra);
+		wait_peak(ra, 10 * 4 * P);
+		ra_copy_all(ra, 1, f.n);
 		hib_readahead_free(ra);
 		ra_teardown(&f);
 	}
@@ -337,8 +369,8 @@ static void readahead_background_freed_while_reading(void **state)
 			assert_int_equal(hib_readahead_new(f.t, 2, 3, (enum hib_io_mode)mode, &ra),
 					 0);
 			assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n), 0);
-			assert_int_equal(hib_readahead_background(ra, 50), 0);
-			assert_int_equal(hib_readahead_background(ra, 50), -EINVAL);
+			assert_int_equal(hib_readahead_background(ra, 50, 50), 0);
+			assert_int_equal(hib_readahead_background(ra, 50, 50), -EINVAL);
 			assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n), -EBUSY);
 			ra_copy_all(ra, 0, upto);
 			hib_readahead_free(ra);
@@ -361,6 +393,7 @@ int main(void)
 		NAMED(readahead_made_before_its_map),
 		NAMED(readahead_background_reads_what_the_map_says),
 		NAMED(readahead_background_reads_while_the_consumer_waits),
+		NAMED(readahead_background_widens),
 		NAMED(readahead_background_freed_while_reading),
 	};
 
