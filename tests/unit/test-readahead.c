@@ -283,6 +283,28 @@ static void wait_peak(struct hib_readahead *ra, uint64_t bytes)
 	assert_int_equal(hib_readahead_peak_bytes(ra), bytes);
 }
 
+/* A read-ahead of 4-page chunks, 2 in flight, over @f in @mode, in the
+ * background with @window and @ahead (widened first in the foreground when
+ * @widen_first, which must do nothing); page 0 taken into @buf, then the
+ * thread holds @ahead chunks and no more (checked again 50 ms later). */
+static struct hib_readahead *held_after_page_0(struct ra_fixture *f, int mode, unsigned window,
+					       unsigned ahead, bool widen_first, uint8_t *buf)
+{
+	struct hib_readahead *ra = NULL;
+
+	assert_int_equal(hib_readahead_new(f->t, 4, 2, (enum hib_io_mode)mode, &ra), 0);
+	assert_int_equal(hib_readahead_start(ra, &f->m, 0, f->n), 0);
+	if (widen_first)
+		hib_readahead_widen(ra);
+	assert_int_equal(hib_readahead_background(ra, window, ahead), 0);
+	assert_int_equal(hib_readahead_copy(ra, 0, buf, 1), 0);
+	ra_expect(buf, 0, 1);
+	wait_peak(ra, (uint64_t)ahead * 4 * P);
+	usleep(50 * 1000);
+	assert_int_equal(hib_readahead_peak_bytes(ra), (uint64_t)ahead * 4 * P);
+	return ra;
+}
+
 /* The consumer takes a page and stops: the thread reads on, its window full
  * and no further. The file then emptied, the pages of the window still come
  * back (they were read while the consumer waited) and the next is not there. */
@@ -294,17 +316,10 @@ static void readahead_background_reads_while_the_consumer_waits(void **state)
 	assert_non_null(buf);
 	for (int mode = HIB_IO_AUTO; mode <= HIB_IO_SYNC; mode++) {
 		struct ra_fixture f;
-		struct hib_readahead *ra = NULL;
+		struct hib_readahead *ra;
 
 		ra_setup(&f);
-		assert_int_equal(hib_readahead_new(f.t, 4, 2, (enum hib_io_mode)mode, &ra), 0);
-		assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n), 0);
-		assert_int_equal(hib_readahead_background(ra, 10, 10), 0);
-		assert_int_equal(hib_readahead_copy(ra, 0, buf, 1), 0);
-		ra_expect(buf, 0, 1);
-		wait_peak(ra, 10 * 4 * P); /* chunks 0..9: pages 0..39 */
-		usleep(50 * 1000);
-		assert_int_equal(hib_readahead_peak_bytes(ra), 10 * 4 * P);
+		ra = held_after_page_0(&f, mode, 10, 10, false, buf); /* pages 0..39 */
 		assert_int_equal(truncate(f.path, 0), 0);
 		ra_copy_all(ra, 1, 40);
 		/* Page 40 is read only now, from the emptied file. */
@@ -331,18 +346,10 @@ static void readahead_background_widens(void **state)
 	assert_non_null(buf);
 	for (int mode = HIB_IO_AUTO; mode <= HIB_IO_SYNC; mode++) {
 		struct ra_fixture f;
-		struct hib_readahead *ra = NULL;
+		struct hib_readahead *ra;
 
 		ra_setup(&f);
-		assert_int_equal(hib_readahead_new(f.t, 4, 2, (enum hib_io_mode)mode, &ra), 0);
-		assert_int_equal(hib_readahead_start(ra, &f.m, 0, f.n), 0);
-		hib_readahead_widen(ra);
-		assert_int_equal(hib_readahead_background(ra, 10, 2), 0);
-		assert_int_equal(hib_readahead_copy(ra, 0, buf, 1), 0);
-		ra_expect(buf, 0, 1);
-		wait_peak(ra, 2 * 4 * P);
-		usleep(50 * 1000);
-		assert_int_equal(hib_readahead_peak_bytes(ra), 2 * 4 * P);
+		ra = held_after_page_0(&f, mode, 10, 2, true, buf);
 		hib_readahead_widen(ra);
 		wait_peak(ra, 10 * 4 * P);
 		ra_copy_all(ra, 1, f.n);
