@@ -243,7 +243,12 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 		}
 		uint64_t t_write = hib_now_ns();
 		r = feed_block(snap, buf, job->out_len, fed, hdr->stream_bytes);
-		rc->snap_ns += hib_now_ns() - t_write;
+		t_write = hib_now_ns() - t_write;
+		rc->snap_ns += t_write;
+		if (t_write > rc->snap_max_ns) {
+			rc->snap_max_ns = t_write;
+			rc->snap_max_at = fed;
+		}
 		if (i == 0)
 			rc->first_ns = hib_now_ns() - rc->first_ns;
 		if (r < 0)

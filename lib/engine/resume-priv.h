@@ -19,7 +19,10 @@ struct resume_ctx {
 	struct image img;
 	struct engine_pipe ep;
 	int reader_err;
-	uint64_t snap_ns;           /* time inside /dev/snapshot's writev() */
+	uint64_t snap_ns; /* time inside /dev/snapshot's writev() */
+	/* The longest block in there, and the stream byte it began at: the one
+	 * where the kernel takes its pages for the whole image. */
+	uint64_t snap_max_ns, snap_max_at;
 	enum hib_io_mode io_mode;   /* the options', for the reader */
 	struct engine_preload *pre; /* blocks read while the secret was awaited */
 	uint64_t preload_bytes, preload_ms;
