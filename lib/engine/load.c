@@ -243,10 +243,10 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 		}
 		uint64_t t_write = hib_now_ns();
 		r = feed_block(snap, buf, job->out_len, fed, hdr->stream_bytes);
-		t_write = hib_now_ns() - t_write;
-		rc->snap_ns += t_write;
-		if (t_write > rc->snap_max_ns) {
-			rc->snap_max_ns = t_write;
+		uint64_t took = hib_now_ns() - t_write;
+		rc->snap_ns += took;
+		if (took > rc->snap_max_ns) {
+			rc->snap_max_ns = took;
 			rc->snap_max_at = fed;
 		}
 		if (i == 0)
