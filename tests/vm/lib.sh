@@ -668,10 +668,11 @@ _initramfs_build_base() {
 	echo "$KERNEL_RELEASE" >"$stage/etc/hibtest/kernel"
 	_initramfs_moddep "$stage"
 	mkdir -p "$(dirname "$out")"
+	# Older bases of this kernel (built by an older lib.sh) are garbage now;
+	# before the new one is written, which the pattern matches too.
+	rm -f "$HIBVM_CACHE/initramfs/$KERNEL_ID-base-"*.cpio*
 	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
 		cpio -o -H newc --owner=0:0 --quiet) >"$out.tmp"
-	# Older bases of this kernel (built by an older lib.sh) are garbage now.
-	rm -f "$HIBVM_CACHE/initramfs/$KERNEL_ID-base-"*.cpio*
 	mv "$out.tmp" "$out"
 	rm -rf "$stage"
 }
