@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* What both directions run on: the pipeline of codec workers, and reading a
  * block record back. */
+#include <limits.h>
 #include <string.h>
 #include <sys/sysinfo.h>
 
@@ -57,11 +58,12 @@ uint64_t engine_load_floor(const struct hib_options *o, const struct hib_header 
 }
 
 int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
-		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret)
+		    hib_work_fn work, size_t in_bytes, size_t out_bytes, uint64_t spare_bytes,
+		    struct engine_pipe *ret)
 {
 	struct engine_pipe ep = { 0 };
 	unsigned workers = pipe_workers(o, in_bytes, out_bytes);
-	unsigned nctx;
+	unsigned nctx, slots, spare;
 	int r;
 
 	nctx = workers ? workers : 1;
@@ -76,10 +78,14 @@ int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t 
 			goto fail;
 		codec_ctx_set_seed(ep.ctx[i], image_id);
 	}
-	r = pipeline_new(pipe_slots(nctx, in_bytes + out_bytes), workers, in_bytes, out_bytes, work,
-			 (void **)ep.ctx, &ep.pipe);
+	slots = (unsigned)pipe_slots(nctx, in_bytes + out_bytes);
+	spare = (unsigned)MIN(spare_bytes / (in_bytes + out_bytes), (uint64_t)UINT_MAX - slots);
+	r = pipeline_new(slots + spare, workers, in_bytes, out_bytes, work, (void **)ep.ctx,
+			 &ep.pipe);
 	if (r < 0)
 		goto fail;
+	if (spare)
+		pipeline_limit(ep.pipe, slots);
 	*ret = ep;
 	return 0;
 fail:

@@ -37,9 +37,12 @@ struct engine_pipe {
 
 /* Workers (0: inline) and their codec contexts for blocks of @block_bytes,
  * one per CPU or o->threads, fewer when the buffers (@in_bytes + @out_bytes
- * a slot) would pass HIB_PIPE_MEM_MAX. */
+ * a slot) would pass HIB_PIPE_MEM_MAX.  Up to @spare_bytes more of slots
+ * beyond those, which the producer is held out of until the caller lets it
+ * in (pipeline_limit(pipe, 0)): their memory is taken only if it is. */
 int engine_pipe_new(const struct hib_options *o, uint32_t block_bytes, uint64_t image_id,
-		    hib_work_fn work, size_t in_bytes, size_t out_bytes, struct engine_pipe *ret);
+		    hib_work_fn work, size_t in_bytes, size_t out_bytes, uint64_t spare_bytes,
+		    struct engine_pipe *ret);
 void engine_pipe_free(struct engine_pipe *ep);
 /* The bytes of slot buffers engine_pipe_new would allocate for these sizes
  * (the codec contexts not counted). */

@@ -43,6 +43,13 @@ static int decode_work(struct hib_job *job, void *worker_ctx)
 #define RESUME_RA_DEPTH 8u
 #define RESUME_RA_WINDOW_MAX (256ull << 20)
 
+/* Spare slots in the ring, from the same room as the window, at most half of
+ * it: while the kernel holds the feeder at the first data page, the workers
+ * go on decoding into them on the other CPUs, where the ring of engine_pipe_new
+ * alone stops them after a few MiB.  The reader is held out of them until
+ * that page, as the read-ahead is out of its window. */
+#define RESUME_SPARE_MAX (256ull << 20)
+
 /* Fail the block the reader is at: the feeder reports it, in order. */
 static void reader_fail(struct resume_ctx *rc, struct hib_job *job, int r)
 {
@@ -137,9 +144,10 @@ static void reader_run(struct resume_ctx *rc)
 	pthread_mutex_lock(&rc->ra_mu);
 	rc->ra = ra;
 	pthread_mutex_unlock(&rc->ra_mu);
-	log_debug("reading with %s, up to %llu KiB ahead",
+	log_debug("reading with %s, up to %llu KiB ahead; a ring of %u slots",
 		  hib_readahead_is_uring(ra) ? "io_uring" : "pread",
-		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10));
+		  (unsigned long long)(hib_readahead_buffer_bytes(ra) >> 10),
+		  pipeline_slots(rc->ep.pipe));
 	reader_blocks(rc, ra, &pos);
 	rc->ra_peak_bytes = hib_readahead_peak_bytes(ra);
 	pthread_mutex_lock(&rc->ra_mu);
@@ -148,9 +156,11 @@ static void reader_run(struct resume_ctx *rc)
 }
 
 /* The kernel's data pages begin: it takes its pages for the whole image now,
- * and the read-ahead may take the rest of its window meanwhile. */
-static void widen_readahead(struct resume_ctx *rc)
+ * and the read-ahead may take the rest of its window meanwhile, the workers
+ * the ring's spare slots. */
+static void widen(struct resume_ctx *rc)
 {
+	pipeline_limit(rc->ep.pipe, 0);
 	pthread_mutex_lock(&rc->ra_mu);
 	if (rc->ra)
 		hib_readahead_widen(rc->ra);
@@ -238,7 +248,7 @@ static int feed_snapshot(struct resume_ctx *rc, struct hib_snapshot *snap,
 		XXH3_64bits_update(&st, &((const struct hib_block_hdr *)job->in)->raw_xxh3,
 				   sizeof(uint64_t));
 		if (!widened && fed + job->out_len > widen_at) {
-			widen_readahead(rc);
+			widen(rc);
 			widened = true;
 		}
 		uint64_t t_write = hib_now_ns();
@@ -306,30 +316,32 @@ static void forget_key(struct resume_ctx *rc)
 	rc->key = NULL;
 }
 
-/* The read-ahead's window in chunks: what MemAvailable holds above the load's
- * floor (the preload's rule: the kernel's pages for the stream first), at most
- * RESUME_RA_WINDOW_MAX. */
-static unsigned ra_window(const struct hib_options *o, const struct hib_header *h)
+/* What MemAvailable holds above the load's floor (the preload's rule: the
+ * kernel's pages for the stream first), for the ring's spare slots and the
+ * read-ahead's window. */
+static uint64_t load_room(const struct hib_options *o, const struct hib_header *h)
 {
 	const char *meminfo = hib_swap_env_get()->meminfo;
 	uint64_t total = hib_meminfo_kib(meminfo, "MemTotal") << 10;
 	uint64_t avail = hib_meminfo_kib(meminfo, "MemAvailable") << 10;
 	uint64_t floor = engine_load_floor(o, h, total);
-	uint64_t room = avail > floor ? MIN(avail - floor, RESUME_RA_WINDOW_MAX) : 0;
 
-	return (unsigned)(room / (RESUME_RA_CHUNK_PAGES * HIB_PAGE_SIZE));
+	return avail > floor ? avail - floor : 0;
 }
 
 int resume_load_stream(struct resume_ctx *rc, struct hib_snapshot *snap,
 		       const struct hib_options *o)
 {
 	const struct hib_header *h = rc->img.hdr;
+	uint64_t t0, room, spare;
 	pthread_t reader;
-	uint64_t t0;
 	int r;
 
+	room = load_room(o, h);
+	spare = MIN(room / 2, RESUME_SPARE_MAX);
 	r = engine_pipe_new(o, h->block_raw_bytes, h->image_id, decode_work,
-			    codec_record_bound(h->block_raw_bytes), h->block_raw_bytes, &rc->ep);
+			    codec_record_bound(h->block_raw_bytes), h->block_raw_bytes, spare,
+			    &rc->ep);
 	if (r < 0)
 		return log_err(r, "allocating the pipeline's buffers failed: %m");
 	for (unsigned i = 0; rc->key && i < (rc->ep.workers ? rc->ep.workers : 1); i++)
@@ -341,7 +353,8 @@ int resume_load_stream(struct resume_ctx *rc, struct hib_snapshot *snap,
 	 * refused image from a failed load by it), and the bar shows at once. */
 	if (o->progress)
 		o->progress("load", 0, h->stream_bytes, o->progress_userdata);
-	rc->ra_window = ra_window(o, h);
+	rc->ra_window = (unsigned)(MIN(room - spare, RESUME_RA_WINDOW_MAX) /
+				   (RESUME_RA_CHUNK_PAGES * HIB_PAGE_SIZE));
 	rc->first_ns = hib_now_ns();
 	pthread_mutex_init(&rc->ra_mu, NULL);
 	r = -pthread_create(&reader, NULL, reader_main, rc);

@@ -173,7 +173,7 @@ static int prepare_buffers(struct cycle *c)
 
 	sc->image_id = hib_random_u64();
 	r = engine_pipe_new(o, block_bytes, sc->image_id, suspend_encode_work, block_bytes,
-			    codec_record_bound(block_bytes), &sc->ep);
+			    codec_record_bound(block_bytes), 0, &sc->ep);
 	if (r < 0)
 		return log_err(r, "allocating the pipeline's buffers failed: %m");
 	r = suspend_writer_new(sc);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -30,6 +31,11 @@ struct hib_pipeline {
 	pthread_cond_t free_cv; /* the producer: a slot released */
 	struct hib_job *jobs;
 	unsigned slots;
+	unsigned ahead; /* the most slots the producer holds past the tail */
+	/* Every slot's buffers, in two mappings the kernel fills as they are
+	 * first touched (pipeline.h). */
+	void *in_map, *out_map;
+	size_t in_map_bytes, out_map_bytes;
 	unsigned workers;
 	pthread_t *tids;
 	struct worker_arg *args; /* each worker's, made with the pipeline */
@@ -50,6 +56,37 @@ static struct hib_job *slot(struct hib_pipeline *p, uint64_t seq)
 	return &p->jobs[seq % p->slots];
 }
 
+static size_t page_round(size_t bytes)
+{
+	return (MAX(bytes, (size_t)1) + 4095) & ~(size_t)4095;
+}
+
+static void *map_anon(size_t bytes)
+{
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* Each slot's in and out buffer, page-aligned, zero until written. */
+static int map_buffers(struct hib_pipeline *p, unsigned slots, size_t in_bytes, size_t out_bytes)
+{
+	size_t in_step = page_round(in_bytes), out_step = page_round(out_bytes);
+
+	p->in_map_bytes = in_step * slots;
+	p->out_map_bytes = out_step * slots;
+	p->in_map = map_anon(p->in_map_bytes);
+	p->out_map = map_anon(p->out_map_bytes);
+	if (!p->in_map || !p->out_map)
+		return -ENOMEM;
+	for (unsigned i = 0; i < slots; i++) {
+		p->jobs[i].in = p->jobs[i].own_in = (uint8_t *)p->in_map + in_step * i;
+		p->jobs[i].out = (uint8_t *)p->out_map + out_step * i;
+		p->jobs[i].seq = i;
+	}
+	return 0;
+}
+
 int pipeline_new(unsigned slots, unsigned workers, size_t in_bytes, size_t out_bytes,
 		 hib_work_fn work, void **worker_ctx, struct hib_pipeline **ret)
 {
@@ -64,7 +101,7 @@ int pipeline_new(unsigned slots, unsigned workers, size_t in_bytes, size_t out_b
 	pthread_cond_init(&p->work_cv, NULL);
 	pthread_cond_init(&p->done_cv, NULL);
 	pthread_cond_init(&p->free_cv, NULL);
-	p->slots = slots;
+	p->slots = p->ahead = slots;
 	p->workers = workers;
 	p->work = work;
 	p->worker_ctx = worker_ctx;
@@ -73,13 +110,8 @@ int pipeline_new(unsigned slots, unsigned workers, size_t in_bytes, size_t out_b
 	p->args = calloc(workers ? workers : 1, sizeof(*p->args));
 	if (!p->jobs || !p->tids || !p->args)
 		goto oom;
-	for (unsigned i = 0; i < slots; i++) {
-		p->jobs[i].in = p->jobs[i].own_in = hib_alloc_pages(in_bytes);
-		p->jobs[i].out = hib_alloc_pages(out_bytes);
-		if (!p->jobs[i].in || !p->jobs[i].out)
-			goto oom;
-		p->jobs[i].seq = i;
-	}
+	if (map_buffers(p, slots, in_bytes, out_bytes) < 0)
+		goto oom;
 	p->memory = slots * (in_bytes + out_bytes);
 	*ret = p;
 	return 0;
@@ -172,7 +204,7 @@ struct hib_job *pipeline_next_free(struct hib_pipeline *p)
 	struct hib_job *job;
 
 	pthread_mutex_lock(&p->mu);
-	while (!p->aborted && p->next_free - p->next_done >= p->slots)
+	while (!p->aborted && p->next_free - p->next_done >= p->ahead)
 		pthread_cond_wait(&p->free_cv, &p->mu);
 	if (p->aborted) {
 		pthread_mutex_unlock(&p->mu);
@@ -194,7 +226,7 @@ bool pipeline_free_ready(struct hib_pipeline *p)
 	bool ready;
 
 	pthread_mutex_lock(&p->mu);
-	ready = p->aborted || p->next_free - p->next_done < p->slots;
+	ready = p->aborted || p->next_free - p->next_done < p->ahead;
 	pthread_mutex_unlock(&p->mu);
 	return ready;
 }
@@ -271,6 +303,14 @@ void pipeline_release(struct hib_pipeline *p, struct hib_job *job)
 	pthread_mutex_unlock(&p->mu);
 }
 
+void pipeline_limit(struct hib_pipeline *p, unsigned ahead)
+{
+	pthread_mutex_lock(&p->mu);
+	p->ahead = ahead ? MIN(MAX(ahead, 2u), p->slots) : p->slots;
+	pthread_cond_signal(&p->free_cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
 void pipeline_abort(struct hib_pipeline *p)
 {
 	pthread_mutex_lock(&p->mu);
@@ -295,11 +335,10 @@ void pipeline_free(struct hib_pipeline *p)
 	if (!p)
 		return;
 	pipeline_stop(p);
-	if (p->jobs)
-		for (unsigned i = 0; i < p->slots; i++) {
-			free(p->jobs[i].own_in);
-			free(p->jobs[i].out);
-		}
+	if (p->in_map)
+		munmap(p->in_map, p->in_map_bytes);
+	if (p->out_map)
+		munmap(p->out_map, p->out_map_bytes);
 	free(p->jobs);
 	free(p->tids);
 	free(p->args);

@@ -13,7 +13,10 @@
  *     a slot is reused only when every older job was released too.
  * Producer and consumer may be the same thread or two. Every buffer and the
  * workers' state are allocated by pipeline_new(), before the freeze; running
- * it allocates nothing. The one exception is pthread_create() in
+ * it allocates nothing. The slots' buffers are mapped there and the kernel
+ * gives them pages as they are first written: the hibernation's mlockall
+ * fills them before the freeze, and a resume's ring of many slots takes
+ * memory only as far as it goes (pipeline_limit). The one exception is pthread_create() in
  * pipeline_start(): glibc maps the thread's stack (small, WORKER_STACK) and
  * callocs its TLS vector, which no pthreads program avoids, and the threads
  * cannot be made earlier: SNAPSHOT_FREEZE freezes every task but the caller,
@@ -70,6 +73,10 @@ struct hib_job *pipeline_next_done(struct hib_pipeline *p);
 /* Consumer: would pipeline_next_done() return at once? */
 bool pipeline_done_ready(struct hib_pipeline *p);
 void pipeline_release(struct hib_pipeline *p, struct hib_job *job);
+/* The producer holds at most @ahead slots past the ring's tail (at least 2;
+ * 0 or more than the slots: all of them, as from pipeline_new).  Any thread,
+ * any time: a waiting producer goes on at once when it widens. */
+void pipeline_limit(struct hib_pipeline *p, unsigned ahead);
 void pipeline_abort(struct hib_pipeline *p);
 /* Join the workers; the pipeline can be freed after. */
 void pipeline_stop(struct hib_pipeline *p);

@@ -1892,7 +1892,7 @@ static void pipe_memory_bounded_for_many_cpus(void **state)
 	o.threads = 64;
 	assert_int_equal(engine_pipe_new(&o, HIB_BLOCK_MAX_BYTES, 1, NULL,
 					 codec_record_bound(HIB_BLOCK_MAX_BYTES),
-					 HIB_BLOCK_MAX_BYTES, &ep),
+					 HIB_BLOCK_MAX_BYTES, 0, &ep),
 			 0);
 	print_message("# %u KiB blocks, 64 CPUs: %u workers, %zu MiB of buffers\n",
 		      HIB_BLOCK_MAX_BYTES >> 10, ep.workers, pipeline_memory(ep.pipe) >> 20);
@@ -1901,7 +1901,7 @@ static void pipe_memory_bounded_for_many_cpus(void **state)
 	engine_pipe_free(&ep);
 	assert_int_equal(engine_pipe_new(&o, HIB_DEFAULT_BLOCK_BYTES, 1, NULL,
 					 codec_record_bound(HIB_DEFAULT_BLOCK_BYTES),
-					 HIB_DEFAULT_BLOCK_BYTES, &ep),
+					 HIB_DEFAULT_BLOCK_BYTES, 0, &ep),
 			 0);
 	assert_int_equal(ep.workers, 64);
 	assert_true(pipeline_memory(ep.pipe) <= HIB_PIPE_MEM_MAX);

@@ -419,6 +419,62 @@ static void abort_wakes_blocked_consumer(void **state)
 	pipeline_free(b.p);
 }
 
+/* pipeline_limit: the producer stops @ahead slots past the tail, a waiting
+ * producer goes on when the limit is lifted, and then the whole ring is its;
+ * every slot's buffers start zeroed and page-aligned. */
+static void limit_holds_producer_until_lifted(void **state)
+{
+	unsigned workers = (unsigned)(uintptr_t)*state;
+	struct shared sh = { 0 };
+	struct wctx ctx[2] = { { .magic = CTX_MAGIC, .sh = &sh },
+			       { .magic = CTX_MAGIC, .sh = &sh } };
+	void *ctxp[2] = { &ctx[0], &ctx[1] };
+	struct blocker b = { .consumer = false };
+	struct timespec deadline;
+	pthread_t tid;
+
+	assert_int_equal(pipeline_new(8, workers, IN_BYTES, IN_BYTES, work, ctxp, &b.p), 0);
+	pipeline_limit(b.p, 3);
+	assert_int_equal(pipeline_start(b.p), 0);
+	for (int i = 0; i < 3; i++) {
+		struct hib_job *job = pipeline_next_free(b.p);
+
+		assert_non_null(job);
+		assert_int_equal((uintptr_t)job->in % 4096, 0);
+		assert_int_equal((uintptr_t)job->out % 4096, 0);
+		for (size_t k = 0; k < IN_BYTES; k++)
+			assert_int_equal(((uint8_t *)job->in)[k] | ((uint8_t *)job->out)[k], 0);
+		job->in_len = 8;
+		pipeline_submit(b.p, job);
+	}
+	assert_false(pipeline_free_ready(b.p));
+	assert_int_equal(pthread_create(&tid, NULL, blocker_main, &b), 0);
+	while (!atomic_load(&b.ready))
+		sched_yield();
+	sleep_ms(50);
+	assert_int_equal(atomic_load(&b.returned), 0); /* held at 3 */
+	pipeline_limit(b.p, 0);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 5;
+	if (pthread_timedjoin_np(tid, NULL, &deadline) != 0)
+		fail_msg("the held producer did not go on within 5 s of lifting the limit");
+	assert_non_null(b.result);
+	assert_int_equal(b.result->seq, 3);
+	b.result->in_len = 8;
+	pipeline_submit(b.p, b.result);
+	for (int i = 4; i < 8; i++) {
+		struct hib_job *job;
+
+		assert_true(pipeline_free_ready(b.p));
+		job = pipeline_next_free(b.p);
+		assert_non_null(job);
+		job->in_len = 8;
+		pipeline_submit(b.p, job);
+	}
+	assert_false(pipeline_free_ready(b.p)); /* all 8, nobody consumed */
+	pipeline_free(b.p);
+}
+
 static void calls_after_abort_return_null(void **state)
 {
 	struct shared sh = { 0 };
@@ -594,6 +650,12 @@ int main(void)
 		  .initial_state = (void *)0 },
 		{ .name = "abort_wakes_blocked_consumer_2_workers",
 		  .test_func = abort_wakes_blocked_consumer,
+		  .initial_state = (void *)2 },
+		{ .name = "limit_holds_producer_until_lifted_0_workers",
+		  .test_func = limit_holds_producer_until_lifted,
+		  .initial_state = (void *)0 },
+		{ .name = "limit_holds_producer_until_lifted_2_workers",
+		  .test_func = limit_holds_producer_until_lifted,
 		  .initial_state = (void *)2 },
 		NAMED(calls_after_abort_return_null),
 		NAMED(abort_mid_stream_stops_cleanly),

@@ -421,21 +421,25 @@ static void read_ahead_given_back_at_once(void **state)
  * holds above the load's floor (the kernel's pages for the stream, the
  * pipeline, the reserve), at most 256 MiB, at least its first 8 MiB; and
  * holds no more than that. */
+/* The room above the load's floor goes half to the ring's spare slots (at
+ * most 256 MiB), the rest to the read-ahead's window (at most 256 MiB, at
+ * least its 8 chunks in flight). */
 static void load_window_follows_the_memory(void **state)
 {
 	struct fx *f = *state;
 	struct hib_header h = { .block_raw_bytes = BLOCK_BYTES };
 	struct hib_options o;
-	uint64_t total = 4ull << 30, floor;
+	uint64_t total = 4ull << 30, floor, slot = codec_record_bound(BLOCK_BYTES) + BLOCK_BYTES;
 	static const struct {
 		int64_t above; /* MemAvailable above the floor */
+		uint64_t spare;
 		const char *says;
 	} cases[] = {
-		{ -(1ll << 20), "up to 8192 KiB ahead" },
+		{ -(1ll << 20), 0, "up to 8192 KiB ahead" },
 		/* meminfo is in KiB: a few above the chunk's boundary and below the next. */
-		{ (20ll << 20) + (4 << 10), "up to 20480 KiB ahead" },
-		{ (21ll << 20) - (4 << 10), "up to 20480 KiB ahead" },
-		{ 2ll << 30, "up to 262144 KiB ahead" },
+		{ (40ll << 20) + (8 << 10), (20ull << 20) + (4 << 10), "up to 20480 KiB ahead" },
+		{ (42ll << 20) - (8 << 10), (21ull << 20) - (4 << 10), "up to 20480 KiB ahead" },
+		{ 2ll << 30, 256ull << 20, "up to 262144 KiB ahead" },
 	};
 
 	hib_options_init(&o);
@@ -446,6 +450,7 @@ static void load_window_follows_the_memory(void **state)
 		bool complete = false;
 		const char *most;
 		unsigned long long mib = 0;
+		char ring[64];
 
 		hibernate(f, false);
 		h.stream_bytes = f->stream_bytes;
@@ -457,6 +462,15 @@ static void load_window_follows_the_memory(void **state)
 			fail_msg("MemAvailable %lld bytes above the floor: \"%s\", wanted \"%s\"",
 				 (long long)cases[i].above, log_line("reading with"),
 				 cases[i].says);
+		snprintf(ring, sizeof(ring), "a ring of %llu slots",
+			 (unsigned long long)((engine_pipe_bytes(&o,
+								 codec_record_bound(BLOCK_BYTES),
+								 BLOCK_BYTES) +
+					       cases[i].spare) /
+					      slot));
+		if (!strstr(log_line("reading with"), ring))
+			fail_msg("MemAvailable %lld bytes above the floor: \"%s\", wanted \"%s\"",
+				 (long long)cases[i].above, log_line("reading with"), ring);
 		most = strstr(logged, " MiB read ahead at most");
 		assert_non_null(most);
 		while (most > logged && most[-1] >= '0' && most[-1] <= '9')
