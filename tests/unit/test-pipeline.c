@@ -360,8 +360,9 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Start @b blocking, check it stays blocked, abort, check it wakes with NULL. */
-static void abort_wakes(struct blocker *b)
+/* Start @b blocking, check it stays blocked, @release it, check it wakes
+ * within 5 s (@what names the release for the failure). */
+static void held_until(struct blocker *b, void (*release)(struct hib_pipeline *), const char *what)
 {
 	pthread_t tid;
 	struct timespec deadline;
@@ -371,12 +372,18 @@ static void abort_wakes(struct blocker *b)
 		sched_yield();
 	sleep_ms(50);
 	assert_int_equal(atomic_load(&b->returned), 0); /* it is really blocked */
-	pipeline_abort(b->p);
+	release(b->p);
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += 5;
 	if (pthread_timedjoin_np(tid, NULL, &deadline) != 0)
-		fail_msg("the blocked %s did not wake up within 5 s of pipeline_abort()",
-			 b->consumer ? "consumer" : "producer");
+		fail_msg("the blocked %s did not wake up within 5 s of %s",
+			 b->consumer ? "consumer" : "producer", what);
+}
+
+/* Start @b blocking, check it stays blocked, abort, check it wakes with NULL. */
+static void abort_wakes(struct blocker *b)
+{
+	held_until(b, pipeline_abort, "pipeline_abort()");
 	assert_null(b->result);
 }
 
@@ -419,6 +426,11 @@ static void abort_wakes_blocked_consumer(void **state)
 	pipeline_free(b.p);
 }
 
+static void lift_limit(struct hib_pipeline *p)
+{
+	pipeline_limit(p, 0);
+}
+
 /* pipeline_limit: the producer stops @ahead slots past the tail, a waiting
  * producer goes on when the limit is lifted, and then the whole ring is its;
  * every slot's buffers start zeroed and page-aligned. */
@@ -430,8 +442,6 @@ static void limit_holds_producer_until_lifted(void **state)
 			       { .magic = CTX_MAGIC, .sh = &sh } };
 	void *ctxp[2] = { &ctx[0], &ctx[1] };
 	struct blocker b = { .consumer = false };
-	struct timespec deadline;
-	pthread_t tid;
 
 	assert_int_equal(pipeline_new(8, workers, IN_BYTES, IN_BYTES, work, ctxp, &b.p), 0);
 	pipeline_limit(b.p, 3);
@@ -448,16 +458,7 @@ static void limit_holds_producer_until_lifted(void **state)
 		pipeline_submit(b.p, job);
 	}
 	assert_false(pipeline_free_ready(b.p));
-	assert_int_equal(pthread_create(&tid, NULL, blocker_main, &b), 0);
-	while (!atomic_load(&b.ready))
-		sched_yield();
-	sleep_ms(50);
-	assert_int_equal(atomic_load(&b.returned), 0); /* held at 3 */
-	pipeline_limit(b.p, 0);
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += 5;
-	if (pthread_timedjoin_np(tid, NULL, &deadline) != 0)
-		fail_msg("the held producer did not go on within 5 s of lifting the limit");
+	held_until(&b, lift_limit, "lifting the limit"); /* held at 3 until then */
 	assert_non_null(b.result);
 	assert_int_equal(b.result->seq, 3);
 	b.result->in_len = 8;
